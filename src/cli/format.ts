@@ -1,0 +1,14 @@
+import type { ScoreReport } from '../score.js';
+
+/** Aligned human-readable table: one row per system, one column per metric, signatures below. */
+export function formatScoreTable(report: ScoreReport): string {
+  if (report.systems.length === 0) return '';
+  const metrics = report.systems[0].scores.map((s) => s.metric);
+  const header = ['system', ...metrics];
+  const rows = report.systems.map((s) => [s.name, ...s.scores.map((x) => x.score.toFixed(2))]);
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
+  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
+  return out.join('\n') + '\n';
+}

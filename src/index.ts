@@ -1,0 +1,15 @@
+export { VERSION } from './version.js';
+export * from './metrics/metric.js';
+export { Bleu, computeBleu, type BleuOptions, type BleuSmoothing } from './metrics/bleu.js';
+export { Chrf, type ChrfOptions } from './metrics/chrf.js';
+export { Rouge, rougeTokens, type RougeOptions, type PRF } from './metrics/rouge.js';
+export { Meteor, type MeteorOptions } from './metrics/meteor.js';
+export { NltkBleu } from './metrics/nltk-bleu.js';
+export { parseMetric, describeMetrics, SpecError, METRICS } from './metrics/registry.js';
+export { scoreSystems, type ScoreReport, type SystemInput, type MetricScore } from './score.js';
+export { codeTokens } from './text/code-tokenizer.js';
+export { tokenize13a, tokenizeIntl, tokenizeChar, tokenizeCode, bleuTokenizer } from './text/sacrebleu-tokenizers.js';
+export { porterStem } from './text/porter.js';
+export { WordNet } from './text/wordnet.js';
+export { readSegmentFile, readReferences, readHypotheses, InputError } from './io/segments.js';
+export { runCli } from './cli/main.js';

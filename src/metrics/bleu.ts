@@ -1,0 +1,185 @@
+import { bleuTokenizer, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
+import { pyRstrip, pySplit } from '../text/python.js';
+import { VERSION } from '../version.js';
+import type { Metric } from './metric.js';
+import { clippedMatches, maxMerge, wordNgramCounts } from './ngrams.js';
+
+/** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */
+export type BleuSmoothing = 'exp' | 'floor' | 'add-k' | 'none';
+export const BLEU_SMOOTHINGS: readonly BleuSmoothing[] = ['exp', 'floor', 'add-k', 'none'];
+const SMOOTH_DEFAULTS: Record<BleuSmoothing, number | null> = { none: null, floor: 0.1, 'add-k': 1, exp: null };
+
+export interface BleuOptions {
+  tokenize?: BleuTokenizerName;
+  smooth?: BleuSmoothing;
+  /** Value for `floor` and `add-k`; their sacrebleu defaults (0.1, 1) when omitted. */
+  smoothValue?: number;
+  lowercase?: boolean;
+  maxOrder?: number;
+  effectiveOrder?: boolean;
+}
+
+interface BleuRefInfo {
+  ngrams: Map<string, number>[];
+  lengths: number[];
+}
+
+/** sacrebleu's `my_log`: log floored to a very low number so that a zero precision gives a zero score. */
+function myLog(x: number): number {
+  return x === 0 ? -9999999999 : Math.log(x);
+}
+
+export interface BleuDetails {
+  score: number;
+  counts: number[];
+  totals: number[];
+  precisions: number[];
+  bp: number;
+  sysLen: number;
+  refLen: number;
+}
+
+/** sacrebleu `BLEU.compute_bleu`, including its in-place add-k adjustment and early exit on no matches. */
+export function computeBleu(
+  correctIn: ArrayLike<number>,
+  totalIn: ArrayLike<number>,
+  sysLen: number,
+  refLen: number,
+  smooth: BleuSmoothing,
+  smoothValue: number | null,
+  effectiveOrder: boolean,
+  maxOrder: number,
+): BleuDetails {
+  const value = smoothValue ?? SMOOTH_DEFAULTS[smooth];
+  const correct = Array.from(correctIn);
+  const total = Array.from(totalIn);
+  let bp = 1.0;
+  if (sysLen < refLen) bp = sysLen > 0 ? Math.exp(1 - refLen / sysLen) : 0.0;
+  const precisions = new Array<number>(maxOrder).fill(0);
+  const details = { counts: correct, totals: total, precisions, bp, sysLen, refLen };
+  if (!correct.some((c) => c !== 0)) return { score: 0, ...details };
+
+  let smoothMteval = 1;
+  let effOrder = maxOrder;
+  for (let n = 1; n <= maxOrder; n++) {
+    if (smooth === 'add-k' && n > 1) {
+      correct[n - 1] += value as number;
+      total[n - 1] += value as number;
+    }
+    if (total[n - 1] === 0) break;
+    if (effectiveOrder) effOrder = n;
+    if (correct[n - 1] === 0) {
+      if (smooth === 'exp') {
+        smoothMteval *= 2;
+        precisions[n - 1] = 100 / (smoothMteval * total[n - 1]);
+      } else if (smooth === 'floor') {
+        precisions[n - 1] = (100 * (value as number)) / total[n - 1];
+      }
+    } else {
+      precisions[n - 1] = (100 * correct[n - 1]) / total[n - 1];
+    }
+  }
+  let logSum = 0;
+  for (let i = 0; i < effOrder; i++) logSum += myLog(precisions[i]);
+  return { score: bp * Math.exp(logSum / effOrder), ...details };
+}
+
+/** sacrebleu `_get_closest_ref_len`: closest length, ties to the shorter reference. */
+function closestRefLength(hypLen: number, refLens: readonly number[]): number {
+  let closestDiff = -1;
+  let closestLen = -1;
+  for (const len of refLens) {
+    const diff = Math.abs(hypLen - len);
+    if (closestDiff === -1 || diff < closestDiff) {
+      closestDiff = diff;
+      closestLen = len;
+    } else if (diff === closestDiff && len < closestLen) {
+      closestLen = len;
+    }
+  }
+  return closestLen;
+}
+
+export class Bleu implements Metric<BleuRefInfo> {
+  readonly name = 'BLEU';
+  readonly statsSize: number;
+  readonly tokenize: BleuTokenizerName;
+  readonly smooth: BleuSmoothing;
+  readonly smoothValue: number | null;
+  readonly lowercase: boolean;
+  readonly maxOrder: number;
+  readonly effectiveOrder: boolean;
+  private readonly tokenizer: (line: string) => string;
+  private readonly tokenCache = new Map<string, string[]>();
+
+  constructor(
+    options: BleuOptions = {},
+    readonly spec = 'bleu',
+  ) {
+    this.tokenize = options.tokenize ?? '13a';
+    this.smooth = options.smooth ?? 'exp';
+    this.smoothValue = options.smoothValue ?? null;
+    this.lowercase = options.lowercase ?? false;
+    this.maxOrder = options.maxOrder ?? 4;
+    this.effectiveOrder = options.effectiveOrder ?? false;
+    this.tokenizer = bleuTokenizer(this.tokenize);
+    this.statsSize = 2 + 2 * this.maxOrder;
+  }
+
+  signature(nrefs: number | 'var'): string {
+    let smooth: string = this.smooth;
+    const def = SMOOTH_DEFAULTS[this.smooth];
+    if (def !== null) smooth += `[${(this.smoothValue ?? def).toFixed(2)}]`;
+    // sacrebleu does not record the n-gram order; we add it only when it is not the default 4.
+    const order = this.maxOrder === 4 ? '' : `|order:${this.maxOrder}`;
+    return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
+  }
+
+  /** Lowercase (optionally), rstrip, tokenize, split; memoised like sacrebleu's lru_cache. */
+  tokens(segment: string): string[] {
+    let cached = this.tokenCache.get(segment);
+    if (cached === undefined) {
+      const text = this.lowercase ? segment.toLowerCase() : segment;
+      cached = pySplit(this.tokenizer(pyRstrip(text)));
+      if (this.tokenCache.size > 1 << 16) this.tokenCache.clear();
+      this.tokenCache.set(segment, cached);
+    }
+    return cached;
+  }
+
+  prepareReferences(refs: readonly string[]): BleuRefInfo {
+    let ngrams: Map<string, number>[] | null = null;
+    const lengths: number[] = [];
+    for (const ref of refs) {
+      const tokens = this.tokens(ref);
+      lengths.push(tokens.length);
+      const counts = wordNgramCounts(tokens, this.maxOrder);
+      if (ngrams === null) ngrams = counts;
+      else for (let n = 0; n < this.maxOrder; n++) maxMerge(ngrams[n], counts[n]);
+    }
+    return { ngrams: ngrams ?? wordNgramCounts([], this.maxOrder), lengths };
+  }
+
+  segmentStatistics(hyp: string, refs: BleuRefInfo, out: Float64Array, offset: number): void {
+    const tokens = this.tokens(hyp);
+    const order = this.maxOrder;
+    out[offset] = tokens.length;
+    out[offset + 1] = closestRefLength(tokens.length, refs.lengths);
+    const hypCounts = wordNgramCounts(tokens, order);
+    for (let n = 1; n <= order; n++) {
+      out[offset + 1 + n] = clippedMatches(hypCounts[n - 1], refs.ngrams[n - 1]).matched;
+      out[offset + 1 + order + n] = Math.max(0, tokens.length - n + 1);
+    }
+  }
+
+  details(stats: ArrayLike<number>): BleuDetails {
+    const order = this.maxOrder;
+    const correct = Array.from({ length: order }, (_, i) => stats[2 + i]);
+    const total = Array.from({ length: order }, (_, i) => stats[2 + order + i]);
+    return computeBleu(correct, total, stats[0], stats[1], this.smooth, this.smoothValue, this.effectiveOrder, order);
+  }
+
+  scoreFromStatistics(stats: ArrayLike<number>): number {
+    return this.details(stats).score;
+  }
+}

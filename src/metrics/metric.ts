@@ -1,0 +1,109 @@
+/**
+ * The one scoring path shared by every metric, after sacrebleu's design: a segment becomes a vector of
+ * sufficient statistics, a corpus score is computed from the element-wise sum of those vectors, and a sentence
+ * score is the same computation on one segment's vector. Segment-averaged metrics (ROUGE, METEOR) use the
+ * statistics [segment score, 1], so their corpus score is the mean. Bootstrap resampling reuses the same matrix.
+ */
+export interface Metric<RefInfo = unknown> {
+  /** Display name, e.g. `BLEU`, `chrF2++`, `ROUGE-L`. */
+  readonly name: string;
+  /** The metric spec this instance was built from, e.g. `bleu:tok=code`. */
+  readonly spec: string;
+  /** Length of one segment's statistics vector. */
+  readonly statsSize: number;
+  /** Reproducibility signature for a run with `nrefs` references per segment ('var' when it varies). */
+  signature(nrefs: number | 'var'): string;
+  /** Preprocesses the references of one segment; cached so that several systems share the work. */
+  prepareReferences(refs: readonly string[]): RefInfo;
+  /** Writes the sufficient statistics of one segment into `out` at `offset`. */
+  segmentStatistics(hyp: string, refs: RefInfo, out: Float64Array, offset: number): void;
+  /** Score on the 0-100 scale from (summed) statistics. */
+  scoreFromStatistics(stats: ArrayLike<number>): number;
+}
+
+/** Statistics for a whole corpus: row i holds segment i's vector. */
+export interface StatisticsMatrix {
+  readonly rows: number;
+  readonly size: number;
+  readonly data: Float64Array;
+}
+
+export function nrefsOf(references: readonly (readonly string[])[]): number | 'var' {
+  if (references.length === 0) return 1;
+  const first = references[0].length;
+  return references.every((r) => r.length === first) ? first : 'var';
+}
+
+export function prepareAll<R>(metric: Metric<R>, references: readonly (readonly string[])[]): R[] {
+  return references.map((refs) => metric.prepareReferences(refs));
+}
+
+export function corpusStatistics<R>(metric: Metric<R>, hypotheses: readonly string[], refInfos: readonly R[]): StatisticsMatrix {
+  if (hypotheses.length !== refInfos.length) {
+    throw new Error(`${metric.name}: ${hypotheses.length} hypotheses but ${refInfos.length} reference sets`);
+  }
+  const size = metric.statsSize;
+  const data = new Float64Array(hypotheses.length * size);
+  for (let i = 0; i < hypotheses.length; i++) metric.segmentStatistics(hypotheses[i], refInfos[i], data, i * size);
+  return { rows: hypotheses.length, size, data };
+}
+
+/** Sums the rows named by `indices` (all rows when omitted); resampling passes drawn indices here. */
+export function sumRows(matrix: StatisticsMatrix, indices?: ArrayLike<number>): Float64Array {
+  const { size, data } = matrix;
+  const total = new Float64Array(size);
+  const count = indices ? indices.length : matrix.rows;
+  for (let r = 0; r < count; r++) {
+    const base = (indices ? indices[r] : r) * size;
+    for (let k = 0; k < size; k++) total[k] += data[base + k];
+  }
+  return total;
+}
+
+export function rowOf(matrix: StatisticsMatrix, row: number): Float64Array {
+  return matrix.data.subarray(row * matrix.size, (row + 1) * matrix.size);
+}
+
+export interface CorpusResult {
+  metric: string;
+  name: string;
+  score: number;
+  signature: string;
+  segments?: number[];
+  statistics: StatisticsMatrix;
+}
+
+/** Corpus score (and optionally sentence scores) of one system. */
+export function scoreCorpus<R>(
+  metric: Metric<R>,
+  hypotheses: readonly string[],
+  references: readonly (readonly string[])[],
+  options: { segments?: boolean; refInfos?: readonly R[] } = {},
+): CorpusResult {
+  const refInfos = options.refInfos ?? prepareAll(metric, references);
+  const statistics = corpusStatistics(metric, hypotheses, refInfos);
+  const result: CorpusResult = {
+    metric: metric.spec,
+    name: metric.name,
+    score: metric.scoreFromStatistics(sumRows(statistics)),
+    signature: metric.signature(nrefsOf(references)),
+    statistics,
+  };
+  if (options.segments) {
+    result.segments = Array.from({ length: statistics.rows }, (_, i) => metric.scoreFromStatistics(rowOf(statistics, i)));
+  }
+  return result;
+}
+
+/** Sentence-level score of one hypothesis against its references: the corpus path on one segment. */
+export function scoreSentence<R>(metric: Metric<R>, hypothesis: string, references: readonly string[]): number {
+  const out = new Float64Array(metric.statsSize);
+  metric.segmentStatistics(hypothesis, metric.prepareReferences(references), out, 0);
+  return metric.scoreFromStatistics(out);
+}
+
+/** Helper for segment-averaged metrics: statistics are [score, 1]. */
+export const MEAN_STATS_SIZE = 2;
+export function meanScore(stats: ArrayLike<number>): number {
+  return stats[1] > 0 ? stats[0] / stats[1] : 0;
+}

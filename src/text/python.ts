@@ -1,0 +1,81 @@
+/**
+ * Python string semantics that the reference implementations rely on.
+ * JavaScript's `\s` and `trim` differ from Python's `str.split()` / `str.rstrip()`:
+ * Python also treats U+001C..U+001F and U+0085 as whitespace and does not treat U+FEFF as whitespace.
+ */
+const PY_WS_CLASS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+export const PY_WS_RUN = new RegExp(`[${PY_WS_CLASS}]+`, 'g');
+const PY_WS_TRAIL = new RegExp(`[${PY_WS_CLASS}]+$`);
+const PY_WS_LEAD = new RegExp(`^[${PY_WS_CLASS}]+`);
+const ASCII_ONLY = /^[\x21-\x7e]*$/;
+
+/** Python `str.split()` with no arguments. */
+export function pySplit(s: string): string[] {
+  if (s.length === 0) return [];
+  // Fast path for the very common single-space separated, ASCII-only text.
+  if (ASCII_ONLY.test(s.replaceAll(' ', ''))) {
+    const parts = s.split(' ');
+    if (parts.every((p) => p.length > 0)) return parts;
+    return parts.filter((p) => p.length > 0);
+  }
+  return s.split(PY_WS_RUN).filter((p) => p.length > 0);
+}
+
+/** Python `str.rstrip()` with no arguments. */
+export function pyRstrip(s: string): string {
+  return s.replace(PY_WS_TRAIL, '');
+}
+
+/** Python `str.strip()` with no arguments. */
+export function pyStrip(s: string): string {
+  return s.replace(PY_WS_TRAIL, '').replace(PY_WS_LEAD, '');
+}
+
+/** Python `' '.join(s.split())`. */
+export function pyNormalizeSpaces(s: string): string {
+  return pySplit(s).join(' ');
+}
+
+/** Python indexes strings by code point; JavaScript by UTF-16 unit. Returns the code points. */
+export function codePoints(s: string): string[] {
+  return /[\uD800-\uDFFF]/.test(s) ? Array.from(s) : s.split('');
+}
+
+/** Python `math.fsum`: exactly rounded sum (Shewchuk's algorithm, as CPython implements it). */
+export function fsum(values: Iterable<number>): number {
+  const partials: number[] = [];
+  for (let x of values) {
+    let i = 0;
+    for (let y of partials) {
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+  // Sum from the top, with CPython's half-even correction.
+  let n = partials.length;
+  let hi = 0;
+  if (n > 0) {
+    hi = partials[--n];
+    let lo = 0;
+    while (n > 0) {
+      const x = hi;
+      const y = partials[--n];
+      hi = x + y;
+      const yr = hi - x;
+      lo = y - yr;
+      if (lo !== 0) break;
+    }
+    if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+      const y = lo * 2;
+      const x = hi + y;
+      const yr = x - hi;
+      if (y === yr) hi = x;
+    }
+  }
+  return hi;
+}

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Rouge, parseMetric, rougeTokens, scoreCorpus } from '../src/index.js';
+import { lcsIndices, rougeLsum, type PRF } from '../src/metrics/rouge.js';
+import { ROOT, vector } from './helpers.js';
+
+const v = vector('rouge.json');
+type RType = 'rouge1' | 'rouge2' | 'rougeL' | 'rougeLsum';
+
+/** Precision/recall/F of one target-prediction pair through the public metric (0-1 scale). */
+function prf(type: RType, target: string, prediction: string, stem = false): PRF {
+  const metric = new Rouge(type, { stem });
+  return metric.scoreSegment(prediction, metric.prepareReferences([target]));
+}
+
+function expectPrf(got: PRF, expected: { precision: number; recall: number; fmeasure: number }, digits: number) {
+  expect(got.precision).toBeCloseTo(expected.precision, digits);
+  expect(got.recall).toBeCloseTo(expected.recall, digits);
+  expect(got.fmeasure).toBeCloseTo(expected.fmeasure, digits);
+}
+
+describe('rouge-score test vectors', () => {
+  for (const tc of v.verbatim_tests.simple) {
+    it(`${tc.types.join(',')}: ${JSON.stringify(tc.target)} vs ${JSON.stringify(tc.prediction)}`, () => {
+      for (const type of tc.types as RType[]) expectPrf(prf(type, tc.target, tc.prediction), tc[type] ?? tc.all, 4);
+    });
+  }
+
+  it('accepts rouge1..rouge9, rougeL, rougeLsum and rejects invalid types', () => {
+    for (const t of v.verbatim_tests.valid_types) expect(() => new Rouge(t)).not.toThrow();
+    for (const t of v.verbatim_tests.invalid_types_raise) expect(() => new Rouge(t)).toThrow();
+  });
+
+  it('internals: LCS backtracking and summary-level LCS', () => {
+    const i = v.verbatim_tests.internals;
+    const s = (xs: number[]) => xs.map(String);
+    expect(lcsIndices(s([1, 2, 3, 4, 5]), s([2, 5, 3, 4]))).toEqual(i['_backtrack_norec indices']);
+    expectPrf(rougeLsum([s([1, 2, 3, 4, 5])], [s([1, 2, 6, 7, 8]), s([1, 3, 8, 9, 5])]), i['_summary_level_lcs([[1,2,3,4,5]], [[1,2,6,7,8],[1,3,8,9,5]])'], 4);
+    expect(rougeLsum([['reference']], [[]]).recall).toBe(0);
+  });
+
+  it('agrees with ROUGE-1.5.5 on the rouge-score test data (5 places)', () => {
+    const key = 'against_ROUGE_1.5.5 (places=5; files rouge/testdata/target.txt & prediction.txt, readlines(), line i vs line i)';
+    const g = v.verbatim_tests[key];
+    const targets = readFileSync(join(ROOT, 'test/vectors/rouge_testdata/target.txt'), 'utf8').split(/(?<=\n)/);
+    const predictions = readFileSync(join(ROOT, 'test/vectors/rouge_testdata/prediction.txt'), 'utf8').split(/(?<=\n)/);
+    expect(targets).toEqual(g.target_lines);
+    for (let line = 0; line < 2; line++) {
+      expectPrf(prf('rouge1', targets[line], predictions[line]), g.rouge1[line], 5);
+      expectPrf(prf('rouge1', targets[line], predictions[line], true), g.rouge1_stem[line], 5);
+      expectPrf(prf('rouge2', targets[line], predictions[line]), g.rouge2[line], 5);
+      expectPrf(prf('rouge2', targets[line], predictions[line], true), g.rouge2_stem[line], 5);
+      expectPrf(prf('rougeL', targets[line], predictions[line]), g.rougeL[line], 5);
+    }
+    const exact = v.generated_check_of_the_above_by_transcribed_code;
+    for (const [line, stem] of [[0, false], [0, true], [1, false], [1, true]] as const) {
+      const expected = exact[`line${line}${stem ? '_stem' : ''}`];
+      for (const type of Object.keys(expected) as RType[]) expectPrf(prf(type, targets[line], predictions[line], stem), expected[type], 12);
+    }
+  });
+
+  it('ROUGE-Lsum with stemming agrees with ROUGE-1.5.5 on multi-sentence summaries', () => {
+    const g = v.verbatim_tests['rougeLsum_stem_against_ROUGE_1.5.5 (pyrouge_files/target_multi.0.txt vs prediction_multi.0.txt)'];
+    const target = readFileSync(join(ROOT, 'test/vectors/rouge_testdata/target_multi.0.txt'), 'utf8');
+    const prediction = readFileSync(join(ROOT, 'test/vectors/rouge_testdata/prediction_multi.0.txt'), 'utf8');
+    expect(target).toBe(g.target);
+    expectPrf(prf('rougeLsum', target, prediction, true), g.rougeLsum, 5);
+    expectPrf(prf('rougeLsum', target, prediction, true), v.generated_check_of_the_above_by_transcribed_code.multi0_rougeLsum_stem, 12);
+  });
+});
+
+describe('rouge-score 0.1.2, generated cases (parity 1e-6 on the 0-100 scale)', () => {
+  for (const tc of v.generated) {
+    it(`${JSON.stringify(tc.target).slice(0, 40)} vs ${JSON.stringify(tc.prediction).slice(0, 40)}`, () => {
+      expect(rougeTokens(tc.target, false)).toEqual(tc.tokens_target);
+      expect(rougeTokens(tc.prediction, false)).toEqual(tc.tokens_prediction);
+      expect(rougeTokens(tc.target, true)).toEqual(tc.tokens_target_stem);
+      expect(rougeTokens(tc.prediction, true)).toEqual(tc.tokens_prediction_stem);
+      for (const [variant, stem] of [['nostem', false], ['stem', true]] as const) {
+        for (const type of ['rouge1', 'rouge2', 'rougeL', 'rougeLsum'] as const) {
+          const got = prf(type, tc.target, tc.prediction, stem);
+          for (const k of ['precision', 'recall', 'fmeasure'] as const) expect(Math.abs(100 * got[k] - 100 * tc[variant][type][k])).toBeLessThanOrEqual(1e-6);
+          // The metric's 0-100 corpus path gives the same number.
+          const spec = `${type}:stem=${stem ? 'yes' : 'no'}`;
+          expect(Math.abs(scoreCorpus(parseMetric(spec), [tc.prediction], [[tc.target]]).score - 100 * tc[variant][type].fmeasure)).toBeLessThanOrEqual(1e-6);
+        }
+      }
+    });
+  }
+
+  it('takes the best-F reference among several (score_multi) and averages segments', () => {
+    const metric = parseMetric('rougeL');
+    const r = scoreCorpus(metric, ['the cat sat', 'a b c'], [['dog', 'the cat sat down'], ['a b c', 'x']], { segments: true });
+    expect(r.segments![0]).toBeCloseTo((100 * 2 * 1 * 0.75) / 1.75, 10);
+    expect(r.segments![1]).toBe(100);
+    expect(r.score).toBeCloseTo((r.segments![0] + 100) / 2, 10);
+    expect(r.signature).toMatch(/^nrefs:2\|tok:default\|stem:no\|measure:f\|impl:rouge-score-0\.1\.2\|version:/);
+  });
+});
