@@ -8,7 +8,7 @@ export { NltkBleu } from './metrics/nltk-bleu.js';
 export { parseMetric, describeMetrics, SpecError, METRICS } from './metrics/registry.js';
 export { scoreSystems, type ScoreReport, type SystemInput, type MetricScore } from './score.js';
 export { codeTokens } from './text/code-tokenizer.js';
-export { tokenize13a, tokenizeIntl, tokenizeChar, tokenizeCode, bleuTokenizer } from './text/sacrebleu-tokenizers.js';
+export { tokenize13a, tokens13a, tokenizeIntl, tokenizeChar, tokenizeCode, bleuTokens } from './text/sacrebleu-tokenizers.js';
 export { porterStem } from './text/porter.js';
 export { WordNet } from './text/wordnet.js';
 export { readSegmentFile, readReferences, readHypotheses, InputError } from './io/segments.js';

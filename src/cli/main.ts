@@ -11,7 +11,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-const collect = (value: string, previous: string[]) => [...previous, value];
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 function systemName(path: string, taken: Set<string>): string {
   const base = basename(path, extname(path));
@@ -31,9 +31,9 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
   program
     .command('score')
     .description('score one or more systems against references with one or more metrics')
-    .requiredOption('--refs <file>', 'reference file (.txt: one segment per line; .jsonl: one JSON string, or array of strings, per line); repeat for several references', collect, [])
-    .requiredOption('--hyps <file>', 'hypothesis file of one system (.txt or .jsonl); repeat for several systems', collect, [])
-    .requiredOption('--metric <spec>', 'metric spec, name or name:key=value,...; repeat for several metrics', collect, [])
+    .requiredOption('--refs <file>', 'reference file (.txt: one segment per line; .jsonl: one JSON string, or array of strings, per line); repeat for several references', collect)
+    .requiredOption('--hyps <file>', 'hypothesis file of one system (.txt or .jsonl); repeat for several systems', collect)
+    .requiredOption('--metric <spec>', 'metric spec, name or name:key=value,...; repeat for several metrics', collect)
     .option('--segments', 'also output sentence-level scores (JSON)', false)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)

@@ -1,8 +1,8 @@
-import { bleuTokenizer, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
-import { pyRstrip, pySplit } from '../text/python.js';
+import { bleuTokens, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
+import { pyRstrip } from '../text/python.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
-import { clippedMatches, maxMerge, wordNgramCounts } from './ngrams.js';
+import { NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */
 export type BleuSmoothing = 'exp' | 'floor' | 'add-k' | 'none';
@@ -20,7 +20,8 @@ export interface BleuOptions {
 }
 
 interface BleuRefInfo {
-  ngrams: Map<string, number>[];
+  /** Token ids of each reference. */
+  tokens: Int32Array[];
   lengths: number[];
 }
 
@@ -109,8 +110,11 @@ export class Bleu implements Metric<BleuRefInfo> {
   readonly lowercase: boolean;
   readonly maxOrder: number;
   readonly effectiveOrder: boolean;
-  private readonly tokenizer: (line: string) => string;
-  private readonly tokenCache = new Map<string, string[]>();
+  private readonly tokenizer: (line: string) => string[];
+  private readonly vocabulary = new Vocabulary();
+  private readonly matcher = new NgramMatcher();
+  /** Token ids of recently seen references: a reference is usually shared by many hypotheses (cf. sacrebleu's lru_cache). */
+  private readonly referenceCache = new Map<string, Int32Array>();
 
   constructor(
     options: BleuOptions = {},
@@ -122,7 +126,7 @@ export class Bleu implements Metric<BleuRefInfo> {
     this.lowercase = options.lowercase ?? false;
     this.maxOrder = options.maxOrder ?? 4;
     this.effectiveOrder = options.effectiveOrder ?? false;
-    this.tokenizer = bleuTokenizer(this.tokenize);
+    this.tokenizer = bleuTokens(this.tokenize);
     this.statsSize = 2 + 2 * this.maxOrder;
   }
 
@@ -135,48 +139,39 @@ export class Bleu implements Metric<BleuRefInfo> {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
   }
 
-  /** Lowercase (optionally), rstrip, tokenize, split; memoised like sacrebleu's lru_cache. */
+  /** Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`. */
   tokens(segment: string): string[] {
-    let cached = this.tokenCache.get(segment);
-    if (cached === undefined) {
-      const text = this.lowercase ? segment.toLowerCase() : segment;
-      cached = pySplit(this.tokenizer(pyRstrip(text)));
-      if (this.tokenCache.size > 1 << 16) this.tokenCache.clear();
-      this.tokenCache.set(segment, cached);
-    }
-    return cached;
+    const text = this.lowercase ? segment.toLowerCase() : segment;
+    return this.tokenizer(pyRstrip(text));
   }
 
   prepareReferences(refs: readonly string[]): BleuRefInfo {
-    let ngrams: Map<string, number>[] | null = null;
-    const lengths: number[] = [];
-    for (const ref of refs) {
-      const tokens = this.tokens(ref);
-      lengths.push(tokens.length);
-      const counts = wordNgramCounts(tokens, this.maxOrder);
-      if (ngrams === null) ngrams = counts;
-      else for (let n = 0; n < this.maxOrder; n++) maxMerge(ngrams[n], counts[n]);
-    }
-    return { ngrams: ngrams ?? wordNgramCounts([], this.maxOrder), lengths };
+    const tokens = refs.map((ref) => {
+      let ids = this.referenceCache.get(ref);
+      if (ids === undefined) {
+        ids = this.vocabulary.encode(this.tokens(ref), true);
+        if (this.referenceCache.size >= 1 << 16) this.referenceCache.clear();
+        this.referenceCache.set(ref, ids);
+      }
+      return ids;
+    });
+    return { tokens, lengths: tokens.map((t) => t.length) };
   }
 
   segmentStatistics(hyp: string, refs: BleuRefInfo, out: Float64Array, offset: number): void {
-    const tokens = this.tokens(hyp);
+    const tokens = this.vocabulary.encode(this.tokens(hyp), false);
     const order = this.maxOrder;
     out[offset] = tokens.length;
     out[offset + 1] = closestRefLength(tokens.length, refs.lengths);
-    const hypCounts = wordNgramCounts(tokens, order);
-    for (let n = 1; n <= order; n++) {
-      out[offset + 1 + n] = clippedMatches(hypCounts[n - 1], refs.ngrams[n - 1]).matched;
-      out[offset + 1 + order + n] = Math.max(0, tokens.length - n + 1);
-    }
+    this.matcher.loadReferences(refs.tokens, order);
+    this.matcher.matchHypothesis(tokens, order, out, offset + 2);
+    for (let n = 1; n <= order; n++) out[offset + 1 + order + n] = Math.max(0, tokens.length - n + 1);
   }
 
   details(stats: ArrayLike<number>): BleuDetails {
     const order = this.maxOrder;
-    const correct = Array.from({ length: order }, (_, i) => stats[2 + i]);
-    const total = Array.from({ length: order }, (_, i) => stats[2 + order + i]);
-    return computeBleu(correct, total, stats[0], stats[1], this.smooth, this.smoothValue, this.effectiveOrder, order);
+    const view = (start: number) => (stats instanceof Float64Array ? stats.subarray(start, start + order) : Array.prototype.slice.call(stats, start, start + order));
+    return computeBleu(view(2), view(2 + order), stats[0], stats[1], this.smooth, this.smoothValue, this.effectiveOrder, order);
   }
 
   scoreFromStatistics(stats: ArrayLike<number>): number {

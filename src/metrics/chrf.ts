@@ -1,7 +1,7 @@
 import { codePoints, pySplit } from '../text/python.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
-import { clippedMatches, wordNgramCounts } from './ngrams.js';
+import { codePointArray, NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** chrF and chrF++ exactly as sacrebleu 2.x computes them (sacrebleu/metrics/chrf.py). */
 export interface ChrfOptions {
@@ -15,7 +15,6 @@ export interface ChrfOptions {
   epsSmoothing?: boolean;
 }
 
-type NgramCounts = Map<string, number>[];
 
 const PUNCTUATION = new Set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
 
@@ -32,23 +31,13 @@ function wordsWithPunctuationSplit(sentence: string): string[] {
   return out;
 }
 
-function charNgramCounts(line: string, maxOrder: number, whitespace: boolean): NgramCounts {
-  const text = whitespace ? line : pySplit(line).join('');
-  const chars = codePoints(text);
-  const maps: NgramCounts = [];
-  const astral = chars.length !== text.length;
-  for (let n = 1; n <= maxOrder; n++) {
-    const counts = new Map<string, number>();
-    for (let i = 0; i + n <= chars.length; i++) {
-      const key = astral ? chars.slice(i, i + n).join('') : text.slice(i, i + n);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
-    maps.push(counts);
-  }
-  return maps;
+/** A segment as integer sequences: code points (whitespace removed unless kept) and word ids. */
+interface ChrfSegment {
+  chars: Int32Array;
+  words: Int32Array;
 }
 
-export class Chrf implements Metric<NgramCounts[]> {
+export class Chrf implements Metric<ChrfSegment[]> {
   readonly name: string;
   readonly statsSize: number;
   readonly charOrder: number;
@@ -57,6 +46,12 @@ export class Chrf implements Metric<NgramCounts[]> {
   readonly lowercase: boolean;
   readonly whitespace: boolean;
   readonly epsSmoothing: boolean;
+  private readonly vocabulary = new Vocabulary();
+  private readonly matcher = new NgramMatcher();
+  private readonly matched: Float64Array;
+  private readonly wordMatcher = new NgramMatcher();
+  /** Encodings of recently seen references: a reference is usually shared by many hypotheses. */
+  private readonly referenceCache = new Map<string, ChrfSegment>();
 
   constructor(
     options: ChrfOptions = {},
@@ -70,45 +65,58 @@ export class Chrf implements Metric<NgramCounts[]> {
     this.epsSmoothing = options.epsSmoothing ?? false;
     this.name = `chrF${this.beta}${'+'.repeat(this.wordOrder)}`;
     this.statsSize = 3 * (this.charOrder + this.wordOrder);
+    this.matched = new Float64Array(this.charOrder + this.wordOrder);
   }
 
   signature(nrefs: number | 'var'): string {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.epsSmoothing ? 'no' : 'yes'}|nc:${this.charOrder}|nw:${this.wordOrder}|space:${this.whitespace ? 'yes' : 'no'}|version:${VERSION}`;
   }
 
-  private ngrams(segment: string): NgramCounts {
+  private encode(segment: string, intern: boolean): ChrfSegment {
     const text = this.lowercase ? segment.toLowerCase() : segment;
-    const counts = charNgramCounts(text, this.charOrder, this.whitespace);
-    if (this.wordOrder > 0) counts.push(...wordNgramCounts(wordsWithPunctuationSplit(text), this.wordOrder));
-    return counts;
+    const chars = codePointArray(this.whitespace ? text : pySplit(text).join(''));
+    const words = this.wordOrder > 0 ? this.vocabulary.encode(wordsWithPunctuationSplit(text), intern) : new Int32Array(0);
+    return { chars, words };
   }
 
-  prepareReferences(refs: readonly string[]): NgramCounts[] {
-    return refs.map((ref) => this.ngrams(ref));
+  prepareReferences(refs: readonly string[]): ChrfSegment[] {
+    return refs.map((ref) => {
+      let encoded = this.referenceCache.get(ref);
+      if (encoded === undefined) {
+        encoded = this.encode(ref, true);
+        if (this.referenceCache.size >= 1 << 16) this.referenceCache.clear();
+        this.referenceCache.set(ref, encoded);
+      }
+      return encoded;
+    });
   }
 
   /** Best statistics across references, chosen by sentence-level F-score as sacrebleu does. */
-  segmentStatistics(hyp: string, refs: NgramCounts[], out: Float64Array, offset: number): void {
-    const hypNgrams = this.ngrams(hyp);
+  segmentStatistics(hyp: string, refs: ChrfSegment[], out: Float64Array, offset: number): void {
+    const h = this.encode(hyp, false);
     const stats = new Float64Array(this.statsSize);
-    let best: Float64Array | null = null;
+    const { charOrder, wordOrder, matched, matcher, wordMatcher } = this;
     let bestF = -1;
     for (const ref of refs) {
-      for (let i = 0; i < hypNgrams.length; i++) {
-        const { matched, total } = clippedMatches(hypNgrams[i], ref[i]);
-        let refTotal = 0;
-        for (const c of ref[i].values()) refTotal += c;
-        stats[3 * i] = ref[i].size > 0 ? total : 0;
+      matcher.loadReferences([ref.chars], charOrder);
+      matcher.matchHypothesis(h.chars, charOrder, matched, 0);
+      if (wordOrder > 0) {
+        wordMatcher.loadReferences([ref.words], wordOrder);
+        wordMatcher.matchHypothesis(h.words, wordOrder, matched, charOrder);
+      }
+      for (let i = 0; i < charOrder + wordOrder; i++) {
+        const [hypLen, refLen, n] = i < charOrder ? [h.chars.length, ref.chars.length, i + 1] : [h.words.length, ref.words.length, i - charOrder + 1];
+        const refTotal = Math.max(0, refLen - n + 1);
+        stats[3 * i] = refTotal > 0 ? Math.max(0, hypLen - n + 1) : 0;
         stats[3 * i + 1] = refTotal;
-        stats[3 * i + 2] = matched;
+        stats[3 * i + 2] = matched[i];
       }
       const f = this.scoreFromStatistics(stats);
       if (f > bestF) {
         bestF = f;
-        best = stats.slice();
+        out.set(stats, offset);
       }
     }
-    if (best) out.set(best, offset);
   }
 
   /** sacrebleu `_compute_f_score`. */

@@ -29,22 +29,18 @@ export interface MeteorAlignment {
 
 type Enum = [index: number, word: string];
 
-/** NLTK `_match_enums` for one stage; `key` maps a word to what the stage compares. Mutates both lists. */
-function matchStage(hyp: Enum[], ref: Enum[], matches: [number, number][], same: (h: string, r: string) => boolean): void {
-  for (let i = hyp.length - 1; i >= 0; i--) {
-    for (let j = ref.length - 1; j >= 0; j--) {
-      if (same(hyp[i][1], ref[j][1])) {
-        matches.push([hyp[i][0], ref[j][0]]);
-        hyp.splice(i, 1);
-        ref.splice(j, 1);
-        break;
-      }
-    }
-  }
-}
-
-/** Exact-string stage in O(n + m) with the same pairing as the quadratic scan: the last remaining equal word. */
-function exactStage(hyp: Enum[], ref: Enum[], matches: [number, number][]): [Enum[], Enum[]] {
+/**
+ * One NLTK `_match_enums` stage: for each hypothesis word from the last, pair it with the *last* remaining
+ * reference word it matches, then remove both. `matchKeys(word)` lists the reference words that match; indexing
+ * reference positions by word makes this O(n * |keys|) instead of NLTK's O(n * m), with identical pairings.
+ * Returns the unmatched hypothesis and reference words, in order.
+ */
+function greedyStage(
+  hyp: Enum[],
+  ref: Enum[],
+  matches: [number, number][],
+  matchKeys: (word: string) => Iterable<string>,
+): [Enum[], Enum[]] {
   const positions = new Map<string, number[]>();
   for (let j = 0; j < ref.length; j++) {
     const list = positions.get(ref[j][1]);
@@ -54,12 +50,20 @@ function exactStage(hyp: Enum[], ref: Enum[], matches: [number, number][]): [Enu
   const refUsed = new Uint8Array(ref.length);
   const hypUsed = new Uint8Array(hyp.length);
   for (let i = hyp.length - 1; i >= 0; i--) {
-    const list = positions.get(hyp[i][1]);
-    if (list && list.length > 0) {
-      const j = list.pop()!;
-      refUsed[j] = 1;
+    let bestList: number[] | null = null;
+    let best = -1;
+    for (const key of matchKeys(hyp[i][1])) {
+      const list = positions.get(key);
+      if (list && list.length > 0 && list[list.length - 1] > best) {
+        best = list[list.length - 1];
+        bestList = list;
+      }
+    }
+    if (bestList) {
+      bestList.pop();
+      refUsed[best] = 1;
       hypUsed[i] = 1;
-      matches.push([hyp[i][0], ref[j][0]]);
+      matches.push([hyp[i][0], ref[best][0]]);
     }
   }
   return [hyp.filter((_, i) => !hypUsed[i]), ref.filter((_, j) => !refUsed[j])];
@@ -122,12 +126,13 @@ export class Meteor implements Metric<string[][]> {
     const translationLength = hyp.length;
     const referenceLength = ref.length;
     const matches: [number, number][] = [];
-    let [h, r] = exactStage(hyp, ref, matches);
+    const same = (word: string) => [word];
+    let [h, r] = greedyStage(hyp, ref, matches, same);
     const hStem: Enum[] = h.map(([i, w]) => [i, porterStem(w)]);
     const rStem: Enum[] = r.map(([i, w]) => [i, porterStem(w)]);
-    [h, r] = exactStage(hStem, rStem, matches);
+    [h, r] = greedyStage(hStem, rStem, matches, same);
     // NLTK carries the *stemmed* words into the synonym stage.
-    matchStage(h, r, matches, (hw, rw) => this.synonyms(hw).has(rw));
+    if (h.length > 0 && r.length > 0) greedyStage(h, r, matches, (word) => this.synonyms(word));
     matches.sort((a, b) => a[0] - b[0]);
     const m = matches.length;
     if (m === 0 || translationLength === 0 || referenceLength === 0) return { matches, chunks: 0, score: 0 };

@@ -7,23 +7,37 @@ const PY_WS_CLASS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u
 export const PY_WS_RUN = new RegExp(`[${PY_WS_CLASS}]+`, 'g');
 const PY_WS_TRAIL = new RegExp(`[${PY_WS_CLASS}]+$`);
 const PY_WS_LEAD = new RegExp(`^[${PY_WS_CLASS}]+`);
-const ASCII_ONLY = /^[\x21-\x7e]*$/;
 
-/** Python `str.split()` with no arguments. */
+/** Whether a UTF-16 unit is whitespace for Python's str.split() (all Python whitespace is in the BMP). */
+export function isPyWhitespace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
+  if (c < 0x85) return false;
+  return (
+    c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000
+  );
+}
+
+/** Python `str.split()` with no arguments (a hand-written scanner: this is on every metric's hot path). */
 export function pySplit(s: string): string[] {
-  if (s.length === 0) return [];
-  // Fast path for the very common single-space separated, ASCII-only text.
-  if (ASCII_ONLY.test(s.replaceAll(' ', ''))) {
-    const parts = s.split(' ');
-    if (parts.every((p) => p.length > 0)) return parts;
-    return parts.filter((p) => p.length > 0);
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i < s.length; i++) {
+    if (isPyWhitespace(s.charCodeAt(i))) {
+      if (start >= 0) {
+        out.push(s.slice(start, i));
+        start = -1;
+      }
+    } else if (start < 0) start = i;
   }
-  return s.split(PY_WS_RUN).filter((p) => p.length > 0);
+  if (start >= 0) out.push(s.slice(start));
+  return out;
 }
 
 /** Python `str.rstrip()` with no arguments. */
 export function pyRstrip(s: string): string {
-  return s.replace(PY_WS_TRAIL, '');
+  let end = s.length;
+  while (end > 0 && isPyWhitespace(s.charCodeAt(end - 1))) end--;
+  return end === s.length ? s : s.slice(0, end);
 }
 
 /** Python `str.strip()` with no arguments. */

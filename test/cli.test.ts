@@ -1,0 +1,173 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli/main.js';
+import { Bleu, Chrf, scoreCorpus } from '../src/index.js';
+import { VERSION } from '../src/version.js';
+import { ROOT, vector } from './helpers.js';
+
+let dir: string;
+const file = (name: string, content: string | Buffer) => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+async function cli(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
+  return { code, out, err };
+}
+
+const readme = vector('sacrebleu.json').generated.readme_corpus;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'codegauge-cli-'));
+});
+
+describe('codegauge score', () => {
+  it('scores several systems with several references and prints a table with signatures', async () => {
+    const ref1 = file('ref1.txt', readme.refs_streams[0].join('\n') + '\n');
+    const ref2 = file('ref2.txt', readme.refs_streams[1].join('\n') + '\n');
+    const sys = file('sys.txt', readme.hyps.join('\n') + '\n');
+    const sys2 = file('other.txt', readme.refs_streams[0].join('\n') + '\n');
+    const r = await cli('score', '--refs', ref1, '--refs', ref2, '--hyps', sys, '--hyps', sys2, '--metric', 'bleu', '--metric', 'chrf:nw=2');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(/^system\s+bleu\s+chrf:nw=2$/);
+    expect(lines[2]).toMatch(/^sys\s+48\.53\s+59\.15$/);
+    expect(r.out).toContain(`bleu: BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:${VERSION}`);
+    expect(r.out).toContain(`chrf:nw=2: chrF2++|nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:${VERSION}`);
+  });
+
+  it('prints JSON with sentence scores that use the same options', async () => {
+    const refs = file('r.jsonl', ['"def f(x):\\n    return x + 1"', '["a = 1", "a=1"]', '""'].join('\n') + '\n');
+    const hyps = file('h.jsonl', ['"def f(y):\\n    return y + 1"', '"a = 1"', '"x"'].join('\n') + '\n');
+    const r = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu:tok=code,eff=yes', '--metric', 'rougeL:tok=code', '--segments', '--format', 'json');
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(json.systems).toHaveLength(1);
+    expect(json.systems[0].name).toBe('h');
+    const [bleu, rouge] = json.systems[0].scores;
+    expect(Object.keys(bleu).sort()).toEqual(['metric', 'name', 'score', 'segments', 'signature']);
+    expect(bleu.metric).toBe('bleu:tok=code,eff=yes');
+    expect(bleu.signature).toBe(`nrefs:var|case:mixed|eff:yes|tok:code|smooth:exp|version:${VERSION}`);
+    const metric = new Bleu({ tokenize: 'code', effectiveOrder: true });
+    const refsPerSeg = [['def f(x):\n    return x + 1'], ['a = 1', 'a=1'], ['']];
+    const hypList = ['def f(y):\n    return y + 1', 'a = 1', 'x'];
+    expect(bleu.score).toBe(scoreCorpus(metric, hypList, refsPerSeg).score);
+    expect(bleu.segments).toEqual(hypList.map((h, i) => scoreCorpus(metric, [h], [refsPerSeg[i]]).score));
+    expect(bleu.segments[1]).toBeCloseTo(100, 9);
+    expect(rouge.segments).toHaveLength(3);
+    expect(rouge.segments[2]).toBe(0);
+  });
+
+  it('treats CRLF like LF and keeps empty lines as empty segments', async () => {
+    const lf = file('lf.txt', 'the cat sat\n\non the mat\n');
+    const crlf = file('crlf.txt', 'the cat sat\r\n\r\non the mat\r\n');
+    const hyps = file('hyp3.txt', 'the cat sat\nsomething\non a mat\n');
+    const a = await cli('score', '--refs', lf, '--hyps', hyps, '--metric', 'chrf', '--format', 'json', '--segments');
+    const b = await cli('score', '--refs', crlf, '--hyps', hyps, '--metric', 'chrf', '--format', 'json', '--segments');
+    expect(a.code).toBe(0);
+    expect(JSON.parse(a.out)).toEqual(JSON.parse(b.out));
+    expect(JSON.parse(a.out).systems[0].scores[0].segments[1]).toBe(0);
+  });
+
+  it('handles a 1 MB segment', async () => {
+    const big = 'x = compute(a, b) + 1\n'.repeat(48_000);
+    const refs = file('big-ref.jsonl', JSON.stringify(big) + '\n' + JSON.stringify('y = 2') + '\n');
+    const hyps = file('big-hyp.jsonl', JSON.stringify(big.replaceAll('+ 1', '- 1')) + '\n' + JSON.stringify('y = 2') + '\n');
+    const r = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu:tok=code', '--metric', 'chrf', '--metric', 'meteor:tok=code', '--metric', 'rouge2:tok=code', '--format', 'json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const scores = JSON.parse(r.out).systems[0].scores.map((s: { score: number }) => s.score);
+    for (const s of scores) expect(s).toBeGreaterThan(50);
+  });
+});
+
+describe('codegauge score: bad input', () => {
+  it('different lengths name both files and both counts, exit 2', async () => {
+    const refs = file('three.txt', 'a\nb\nc\n');
+    const hyps = file('two.txt', 'a\nb\n');
+    const r = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${hyps} has 2 segments, ${refs} has 3`);
+  });
+
+  it('an unknown metric lists the valid ones; an unknown key lists the valid keys', async () => {
+    const refs = file('one.txt', 'a\n');
+    let r = await cli('score', '--refs', refs, '--hyps', refs, '--metric', 'blue');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown metric "blue"');
+    for (const name of ['bleu', 'chrf', 'rouge1', 'rouge2', 'rougeL', 'rougeLsum', 'meteor', 'nltk-bleu']) expect(r.err).toContain(`  ${name}`);
+    r = await cli('score', '--refs', refs, '--hyps', refs, '--metric', 'bleu:tokenize=13a');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown key "tokenize" for metric bleu');
+    expect(r.err).toContain('tok=13a|intl|char|none|code');
+    r = await cli('score', '--refs', refs, '--hyps', refs, '--metric', 'chrf:beta=zero');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('invalid value "zero" for chrf key beta');
+  });
+
+  it('invalid JSON, a non-string line and an empty line report file:line', async () => {
+    const refs = file('ok.jsonl', '"a"\n"b"\n');
+    for (const [name, content, message] of [
+      ['badjson.jsonl', '"a"\n{oops\n', ':2: invalid JSON'],
+      ['number.jsonl', '"a"\n42\n', ':2: expected a JSON string, got number'],
+      ['blank.jsonl', '"a"\n\n"b"\n', ':2: empty line'],
+    ]) {
+      const hyps = file(name, content);
+      const r = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu');
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`${hyps}${message}`);
+    }
+  });
+
+  it('invalid UTF-8 names the file and line', async () => {
+    const refs = file('ascii.txt', 'a\nb\n');
+    const hyps = file('latin1.txt', Buffer.from([0x61, 0x0a, 0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    const r = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'chrf');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${hyps}:2: invalid UTF-8`);
+  });
+
+  it('an empty reference file and a missing file are errors', async () => {
+    const empty = file('empty.txt', '');
+    let r = await cli('score', '--refs', empty, '--hyps', empty, '--metric', 'bleu');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${empty}: no segments`);
+    r = await cli('score', '--refs', join(dir, 'nope.txt'), '--hyps', empty, '--metric', 'bleu');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('nope.txt: file not found');
+  });
+
+  it('missing required options is a usage error', async () => {
+    const r = await cli('score', '--metric', 'bleu');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/required option/);
+  });
+});
+
+describe('the installed bin', () => {
+  it('runs the README quick start on the bundled CoNaLa corpus', () => {
+    const out = execFileSync(process.execPath, [
+      join(ROOT, 'bin/codegauge.js'), 'score', '--refs', 'data/conala/refs.jsonl',
+      '--hyps', 'data/conala/baseline.jsonl', '--hyps', 'data/conala/codex.jsonl',
+      '--metric', 'bleu:tok=code', '--metric', 'chrf', '--metric', 'rougeL:tok=code', '--metric', 'meteor:tok=code', '--format', 'json',
+    ], { cwd: ROOT, encoding: 'utf8' });
+    const json = JSON.parse(out);
+    expect(json.systems.map((s: { name: string }) => s.name)).toEqual(['baseline', 'codex']);
+    // Codex is far better than the 2018 baseline on every metric (as in the paper's human grades).
+    for (let m = 0; m < 4; m++) expect(json.systems[1].scores[m].score).toBeGreaterThan(json.systems[0].scores[m].score);
+  });
+
+  it('exits 2 on bad input', () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/codegauge.js'), 'score', '--refs', 'missing.txt', '--hyps', 'x', '--metric', 'bleu'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('missing.txt: file not found');
+  });
+});
