@@ -13,3 +13,8 @@ export { porterStem } from './text/porter.js';
 export { WordNet } from './text/wordnet.js';
 export { readSegmentFile, readReferences, readHypotheses, InputError } from './io/segments.js';
 export { runCli } from './cli/main.js';
+export { CodeBleu, type CodeBleuWeights } from './metrics/codebleu.js';
+export { LANGUAGES, loadLanguage, resolveLanguage, languageOfFile, type LanguageId } from './code/languages.js';
+export { parseCode, type SyntaxNode, type ParsedCode } from './code/syntax-tree.js';
+export { dataFlow, normalizeDataFlow } from './code/dataflow.js';
+export { removeCommentsAndDocstrings } from './code/comments.js';

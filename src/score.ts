@@ -12,6 +12,7 @@ export interface MetricScore {
   name: string;
   score: number;
   signature: string;
+  components?: Record<string, number>;
   segments?: number[];
 }
 
@@ -19,13 +20,14 @@ export interface ScoreReport {
   systems: { name: string; scores: MetricScore[] }[];
 }
 
-export function scoreSystems(input: {
+export async function scoreSystems(input: {
   references: readonly (readonly string[])[];
   systems: readonly SystemInput[];
   metrics: readonly (string | Metric<any>)[];
   segments?: boolean;
-}): ScoreReport {
+}): Promise<ScoreReport> {
   const metrics = input.metrics.map((m) => (typeof m === 'string' ? parseMetric(m) : m));
+  for (const m of metrics) await m.ready?.();
   for (const s of input.systems) {
     if (s.hypotheses.length !== input.references.length) {
       throw new Error(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${input.references.length} references`);
@@ -38,6 +40,7 @@ export function scoreSystems(input: {
     input.systems.forEach((system, i) => {
       const r = scoreCorpus(metric, system.hypotheses, input.references, { segments: input.segments, refInfos });
       const entry: MetricScore = { metric: r.metric, name: r.name, score: r.score, signature: r.signature };
+      if (r.components) entry.components = r.components;
       if (r.segments) entry.segments = r.segments;
       report.systems[i].scores.push(entry);
     });

@@ -1,6 +1,7 @@
 import { basename, extname } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { InputError, readHypotheses, readReferences } from '../io/segments.js';
+import { UnknownLanguageError } from '../code/languages.js';
 import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js';
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
@@ -37,12 +38,12 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
     .option('--segments', 'also output sentence-level scores (JSON)', false)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
-    .action((opts: { refs: string[]; hyps: string[]; metric: string[]; segments: boolean; format: 'table' | 'json' }) => {
+    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; segments: boolean; format: 'table' | 'json' }) => {
       const metrics = opts.metric.map(parseMetric); // validate specs before reading any data
       const { references, files } = readReferences(opts.refs);
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
-      const report = scoreSystems({ references, systems, metrics, segments: opts.segments });
+      const report = await scoreSystems({ references, systems, metrics, segments: opts.segments });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
     });
 
@@ -60,7 +61,7 @@ export async function runCli(argv: string[], io = { out: (s: string) => void pro
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
     }
-    if (e instanceof InputError || e instanceof SpecError) {
+    if (e instanceof InputError || e instanceof SpecError || e instanceof UnknownLanguageError) {
       io.err(`codegauge: error: ${e.message}\n`);
       return EXIT_USAGE;
     }

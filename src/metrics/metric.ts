@@ -19,6 +19,10 @@ export interface Metric<RefInfo = unknown> {
   segmentStatistics(hyp: string, refs: RefInfo, out: Float64Array, offset: number): void;
   /** Score on the 0-100 scale from (summed) statistics. */
   scoreFromStatistics(stats: ArrayLike<number>): number;
+  /** Named parts of the score (0-100), for metrics made of components (CodeBLEU). */
+  components?(stats: ArrayLike<number>): Record<string, number>;
+  /** Loads what the metric needs (grammars, word lists); awaited once before scoring. */
+  ready?(): Promise<void>;
 }
 
 /** Statistics for a whole corpus: row i holds segment i's vector. */
@@ -69,6 +73,7 @@ export interface CorpusResult {
   name: string;
   score: number;
   signature: string;
+  components?: Record<string, number>;
   segments?: number[];
   statistics: StatisticsMatrix;
 }
@@ -89,6 +94,7 @@ export function scoreCorpus<R>(
     signature: metric.signature(nrefsOf(references)),
     statistics,
   };
+  if (metric.components) result.components = metric.components(sumRows(statistics));
   if (options.segments) {
     result.segments = Array.from({ length: statistics.rows }, (_, i) => metric.scoreFromStatistics(rowOf(statistics, i)));
   }

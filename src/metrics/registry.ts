@@ -6,6 +6,8 @@ import type { Metric } from './metric.js';
 import { Meteor } from './meteor.js';
 import { NltkBleu } from './nltk-bleu.js';
 import { Rouge, type RougeType } from './rouge.js';
+import { CodeBleu } from './codebleu.js';
+import { LANGUAGES, resolveLanguage } from '../code/languages.js';
 
 /**
  * Metric specs: `name` or `name:key=value,key=value` (e.g. `bleu:tok=code,smooth=floor`). Every key is
@@ -47,6 +49,8 @@ const ROUGE_KEYS: Record<string, KeyDef> = {
 
 interface MetricDef {
   keys: Record<string, KeyDef>;
+  /** Keys without a default. */
+  required?: string[];
   build(options: Parsed, spec: string): Metric<any>;
 }
 
@@ -112,6 +116,20 @@ export const METRICS: Record<string, MetricDef> = {
         spec,
       ),
   },
+  codebleu: {
+    keys: {
+      lang: { describe: LANGUAGES.join('|'), parse: (v) => { try { return resolveLanguage(v); } catch { return undefined; } } },
+      weights: {
+        describe: 'a/b/c/d (four numbers >= 0, default 0.25/0.25/0.25/0.25)',
+        parse: (v) => (/^\s*\d*\.?\d+(\s*\/\s*\d*\.?\d+){3}\s*$/.test(v) ? v : undefined),
+      },
+    },
+    required: ['lang'],
+    build: (o, spec) => {
+      const [ngram, weightedNgram, syntax, dataflow] = o.weights ? String(o.weights).split('/').map(Number) : [0.25, 0.25, 0.25, 0.25];
+      return new CodeBleu(o.lang as never, { ngram, weightedNgram, syntax, dataflow }, spec);
+    },
+  },
   'nltk-bleu': {
     keys: { tok: oneOf(['ws', 'code']) },
     build: (o, spec) => new NltkBleu((o.tok as 'ws' | 'code' | undefined) ?? 'ws', spec),
@@ -147,6 +165,9 @@ export function parseMetric(spec: string): Metric<any> {
     if (value === undefined) throw new SpecError(`invalid value "${raw}" for ${name} key ${key}; expected ${keyDef.describe}`);
     if (Object.hasOwn(options, key)) throw new SpecError(`key "${key}" given twice in ${JSON.stringify(spec)}`);
     options[key] = value;
+  }
+  for (const key of def.required ?? []) {
+    if (!Object.hasOwn(options, key)) throw new SpecError(`metric ${name} needs ${key}=${def.keys[key].describe} (e.g. ${name}:${key}=${key === 'lang' ? 'python' : '...'})`);
   }
   return def.build(options, spec);
 }

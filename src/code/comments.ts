@@ -1,0 +1,54 @@
+import { pyStrip } from '../text/python.js';
+import type { LanguageId } from './languages.js';
+import { pythonTokens } from './python-tokenize.js';
+
+/**
+ * CodeBLEU's `remove_comments_and_docstrings` (codebleu 0.7.1 / CodeXGLUE), reproduced exactly, including its
+ * quirks: Python goes through CPython's tokenizer and drops strings that start a logical line (docstrings), and
+ * any tokenizer failure leaves the source unchanged; Ruby is returned as is; other languages lose `//` and
+ * `/* *\/` comments by regex (string literals protected); blank lines are removed.
+ */
+const C_LIKE_COMMENT = /\/\/.*?$|\/\*.*?\*\/|'(?:\\.|[^\\'])*'|"(?:\\.|[^\\"])*"/gms;
+
+function dropBlankLines(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => pyStrip(line) !== '')
+    .join('\n');
+}
+
+export function removeCommentsAndDocstrings(source: string, language: LanguageId): string {
+  if (language === 'python') {
+    try {
+      return removePythonComments(source);
+    } catch {
+      return source; // codebleu catches every exception and keeps the source
+    }
+  }
+  if (language === 'ruby') return source;
+  return dropBlankLines(source.replace(C_LIKE_COMMENT, (s) => (s.startsWith('/') ? ' ' : s)));
+}
+
+function removePythonComments(source: string): string {
+  let out = '';
+  let prevType = 'INDENT';
+  let lastLine = -1;
+  let lastCol = 0;
+  for (const tok of pythonTokens(source)) {
+    const [startLine, startCol] = tok.start;
+    const [endLine, endCol] = tok.end;
+    if (startLine > lastLine) lastCol = 0;
+    if (startCol > lastCol) out += ' '.repeat(startCol - lastCol);
+    if (tok.type === 'COMMENT') {
+      // dropped
+    } else if (tok.type === 'STRING') {
+      if (prevType !== 'INDENT' && prevType !== 'NEWLINE' && startCol > 0) out += tok.string;
+    } else {
+      out += tok.string;
+    }
+    prevType = tok.type;
+    lastCol = endCol;
+    lastLine = endLine;
+  }
+  return dropBlankLines(out);
+}
