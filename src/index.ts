@@ -18,3 +18,7 @@ export { LANGUAGES, loadLanguage, resolveLanguage, languageOfFile, type Language
 export { parseCode, type SyntaxNode, type ParsedCode } from './code/syntax-tree.js';
 export { dataFlow, normalizeDataFlow } from './code/dataflow.js';
 export { removeCommentsAndDocstrings } from './code/comments.js';
+export { Ruby, stringSimilarity, tokenLevenshtein, type RubyLevel } from './metrics/ruby.js';
+export { treeEditDistance } from './code/tree-edit-distance.js';
+export { graphEditDistance } from './code/graph-edit-distance.js';
+export { CodeBleuCgm } from './metrics/codebleu-cgm.js';

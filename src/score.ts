@@ -13,7 +13,9 @@ export interface MetricScore {
   score: number;
   signature: string;
   components?: Record<string, number>;
+  details?: Record<string, number>;
   segments?: number[];
+  segment_details?: string[];
 }
 
 export interface ScoreReport {
@@ -41,6 +43,8 @@ export async function scoreSystems(input: {
       const r = scoreCorpus(metric, system.hypotheses, input.references, { segments: input.segments, refInfos });
       const entry: MetricScore = { metric: r.metric, name: r.name, score: r.score, signature: r.signature };
       if (r.components) entry.components = r.components;
+      if (r.details) entry.details = r.details;
+      if (r.segmentDetails) entry.segment_details = r.segmentDetails;
       if (r.segments) entry.segments = r.segments;
       report.systems[i].scores.push(entry);
     });

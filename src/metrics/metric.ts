@@ -21,6 +21,10 @@ export interface Metric<RefInfo = unknown> {
   scoreFromStatistics(stats: ArrayLike<number>): number;
   /** Named parts of the score (0-100), for metrics made of components (CodeBLEU). */
   components?(stats: ArrayLike<number>): Record<string, number>;
+  /** Counts or facts about a corpus beyond its score (RUBY: segments per level). */
+  summary?(stats: ArrayLike<number>): Record<string, number>;
+  /** A label for one segment (RUBY: the level used). */
+  segmentLabel?(row: ArrayLike<number>): string;
   /** Loads what the metric needs (grammars, word lists); awaited once before scoring. */
   ready?(): Promise<void>;
 }
@@ -74,7 +78,9 @@ export interface CorpusResult {
   score: number;
   signature: string;
   components?: Record<string, number>;
+  details?: Record<string, number>;
   segments?: number[];
+  segmentDetails?: string[];
   statistics: StatisticsMatrix;
 }
 
@@ -95,8 +101,10 @@ export function scoreCorpus<R>(
     statistics,
   };
   if (metric.components) result.components = metric.components(sumRows(statistics));
+  if (metric.summary) result.details = metric.summary(sumRows(statistics));
   if (options.segments) {
     result.segments = Array.from({ length: statistics.rows }, (_, i) => metric.scoreFromStatistics(rowOf(statistics, i)));
+    if (metric.segmentLabel) result.segmentDetails = Array.from({ length: statistics.rows }, (_, i) => metric.segmentLabel!(rowOf(statistics, i)));
   }
   return result;
 }

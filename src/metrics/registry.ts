@@ -7,6 +7,8 @@ import { Meteor } from './meteor.js';
 import { NltkBleu } from './nltk-bleu.js';
 import { Rouge, type RougeType } from './rouge.js';
 import { CodeBleu } from './codebleu.js';
+import { Ruby } from './ruby.js';
+import { CodeBleuCgm } from './codebleu-cgm.js';
 import { LANGUAGES, resolveLanguage } from '../code/languages.js';
 
 /**
@@ -40,6 +42,17 @@ const positiveInt = number((x) => Number.isInteger(x) && x >= 1, 'an integer >= 
 const nonNegativeInt = number((x) => Number.isInteger(x) && x >= 0, 'an integer >= 0');
 const positive = number((x) => x > 0, 'a number > 0');
 const unit = number((x) => x >= 0 && x <= 1, 'a number in [0, 1]');
+
+const LANG_KEY: KeyDef = {
+  describe: LANGUAGES.join('|'),
+  parse: (v) => {
+    try {
+      return resolveLanguage(v);
+    } catch {
+      return undefined;
+    }
+  },
+};
 
 const ROUGE_KEYS: Record<string, KeyDef> = {
   tok: oneOf(['default', 'code']),
@@ -118,7 +131,7 @@ export const METRICS: Record<string, MetricDef> = {
   },
   codebleu: {
     keys: {
-      lang: { describe: LANGUAGES.join('|'), parse: (v) => { try { return resolveLanguage(v); } catch { return undefined; } } },
+      lang: LANG_KEY,
       weights: {
         describe: 'a/b/c/d (four numbers >= 0, default 0.25/0.25/0.25/0.25)',
         parse: (v) => (/^\s*\d*\.?\d+(\s*\/\s*\d*\.?\d+){3}\s*$/.test(v) ? v : undefined),
@@ -129,6 +142,15 @@ export const METRICS: Record<string, MetricDef> = {
       const [ngram, weightedNgram, syntax, dataflow] = o.weights ? String(o.weights).split('/').map(Number) : [0.25, 0.25, 0.25, 0.25];
       return new CodeBleu(o.lang as never, { ngram, weightedNgram, syntax, dataflow }, spec);
     },
+  },
+  'codebleu-cgm': {
+    keys: {},
+    build: (_o, spec) => new CodeBleuCgm(spec),
+  },
+  ruby: {
+    keys: { lang: LANG_KEY },
+    required: ['lang'],
+    build: (o, spec) => new Ruby(o.lang as never, spec),
   },
   'nltk-bleu': {
     keys: { tok: oneOf(['ws', 'code']) },
