@@ -2,7 +2,7 @@
 // Python implementations measured on this machine type, and the peak resident memory.
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { Bleu, Chrf, Meteor, Rouge, scoreCorpus, scoreSentence } from '../dist/index.js';
+import { Bleu, Chrf, CodeBleu, Meteor, Rouge, Ruby, scoreCorpus, scoreSentence } from '../dist/index.js';
 
 /** The reference solution: a list, or (Python file) a JSON-encoded list. */
 function referenceOf(snippet) {
@@ -15,9 +15,9 @@ function referenceOf(snippet) {
   }
 }
 
-function loadPairs() {
+function loadPairs(only) {
   const pairs = [];
-  for (const lang of ['python', 'js']) {
+  for (const lang of only ?? ['python', 'js']) {
     const problems = JSON.parse(gunzipSync(readFileSync(new URL(`../data/ice-humaneval/humaneval_${lang}_grade.json.gz`, import.meta.url))));
     for (const p of problems) {
       const ref = referenceOf(p.snippet);
@@ -64,5 +64,25 @@ const w = Math.max(...rows.map((r) => r[0].length));
 console.log(`${'metric'.padEnd(w)}  ${'pairs/s'.padStart(10)}  ${'reference'.padStart(10)}  speed-up`);
 for (const [name, rate, reference, ratio] of rows) {
   console.log(`${name.padEnd(w)}  ${rate.toFixed(0).padStart(10)}  ${String(reference).padStart(10)}  ${ratio.toFixed(1)}x`);
+}
+
+// Code-aware metrics: each language scored with its own grammar; every distinct segment is parsed once per run.
+const byLanguage = { python: loadPairs(['python']), javascript: loadPairs(['js']) };
+const codeCases = [
+  ['CodeBLEU (codebleu 0.7.1)', 2000, CodeBleu],
+  ['RUBY (graph/tree/string)', 500, Ruby],
+];
+console.log(`\n${'metric'.padEnd(w)}  ${'pairs/s'.padStart(10)}  ${'target'.padStart(10)}  (first run, grammar load included; ${pairs.length} pairs)`);
+for (const [name, target, Metric] of codeCases) {
+  let n = 0;
+  const start = process.hrtime.bigint();
+  for (const [lang, langPairs] of Object.entries(byLanguage)) {
+    const metric = new Metric(lang);
+    await metric.ready();
+    scoreCorpus(metric, langPairs.map((p) => p[0]), langPairs.map((p) => [p[1]]));
+    n += langPairs.length;
+  }
+  const rate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  console.log(`${name.padEnd(w)}  ${rate.toFixed(0).padStart(10)}  ${String(target).padStart(10)}  ${rate >= target ? 'ok' : 'BELOW TARGET'}`);
 }
 console.log(`peak memory (max RSS): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);

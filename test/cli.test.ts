@@ -171,3 +171,25 @@ describe('the installed bin', () => {
     expect(r.stderr).toContain('missing.txt: file not found');
   });
 });
+
+describe('codegauge score: code metrics', () => {
+  it('takes the language from --lang or from a file name like hyps.py.jsonl, and prints components and levels', async () => {
+    const refs = file('refs.py.jsonl', ['"def f(x):\\n    y = x + 1\\n    return y"', '"print(1)"'].join('\n') + '\n');
+    const hyps = file('hyps.py.jsonl', ['"def f(a):\\n    b = a + 1\\n    return b"', '"print(2)"'].join('\n') + '\n');
+    const inferred = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'codebleu', '--metric', 'ruby', '--segments', '--format', 'json');
+    expect(inferred.err).toBe('');
+    const [codebleu, ruby] = JSON.parse(inferred.out).systems[0].scores;
+    expect(codebleu.signature).toContain('lang:python');
+    expect(Object.keys(codebleu.components)).toEqual(['ngram', 'weighted_ngram', 'syntax', 'dataflow']);
+    expect(ruby.segment_details).toEqual(['graph', 'tree']);
+    expect(ruby.details).toEqual({ graph: 1, tree: 1, string: 0 });
+    const table = await cli('score', '--refs', refs, '--hyps', hyps, '--metric', 'codebleu:lang=python', '--metric', 'ruby', '--lang', 'python');
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/hyps\.py codebleu:lang=python: ngram=\d+\.\d\d weighted_ngram=/);
+    expect(table.out).toMatch(/hyps\.py ruby: graph=1 tree=1 string=0/);
+    const plain = file('plain.jsonl', '"x"\n"y"\n');
+    const missing = await cli('score', '--refs', plain, '--hyps', plain, '--metric', 'ruby');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('metric ruby needs lang=');
+  });
+});

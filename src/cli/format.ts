@@ -10,5 +10,15 @@ export function formatScoreTable(report: ScoreReport): string {
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
   for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
+  // Components (CodeBLEU) and details (RUBY levels) per system.
+  for (const system of report.systems) {
+    for (const s of system.scores) {
+      const parts = [
+        ...Object.entries(s.components ?? {}).map(([k, v]) => `${k}=${v.toFixed(2)}`),
+        ...Object.entries(s.details ?? {}).map(([k, v]) => `${k}=${v}`),
+      ];
+      if (parts.length) out.push(`  ${system.name} ${s.metric}: ${parts.join(' ')}`);
+    }
+  }
   return out.join('\n') + '\n';
 }

@@ -1,7 +1,7 @@
 import { basename, extname } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { InputError, readHypotheses, readReferences } from '../io/segments.js';
-import { UnknownLanguageError } from '../code/languages.js';
+import { languageOfFile, UnknownLanguageError } from '../code/languages.js';
 import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js';
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
@@ -22,6 +22,16 @@ function systemName(path: string, taken: Set<string>): string {
   return name;
 }
 
+/** A language named by a file's inner extension: `codex.py.jsonl`, `refs.ts.txt`. */
+function inferLanguage(paths: string[]): string | undefined {
+  for (const path of paths) {
+    const inner = basename(path, extname(path));
+    const language = languageOfFile(inner);
+    if (language) return language;
+  }
+  return undefined;
+}
+
 export function buildProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
   const program = new Command('codegauge')
     .description('Exact reference-based metrics, honest statistics and LLM judges for generated code')
@@ -35,11 +45,13 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
     .requiredOption('--refs <file>', 'reference file (.txt: one segment per line; .jsonl: one JSON string, or array of strings, per line); repeat for several references', collect)
     .requiredOption('--hyps <file>', 'hypothesis file of one system (.txt or .jsonl); repeat for several systems', collect)
     .requiredOption('--metric <spec>', 'metric spec, name or name:key=value,...; repeat for several metrics', collect)
+    .option('--lang <language>', 'language of the code for codebleu/ruby when a spec has no lang= (default: from file names such as hyps.py.jsonl)')
     .option('--segments', 'also output sentence-level scores (JSON)', false)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
-    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; segments: boolean; format: 'table' | 'json' }) => {
-      const metrics = opts.metric.map(parseMetric); // validate specs before reading any data
+    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; lang?: string; segments: boolean; format: 'table' | 'json' }) => {
+      const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
+      const metrics = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
       const { references, files } = readReferences(opts.refs);
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));

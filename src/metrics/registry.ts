@@ -167,8 +167,13 @@ export function describeMetrics(): string {
     .join('\n');
 }
 
+export interface MetricDefaults {
+  /** Language for code metrics whose spec has no `lang=` (the CLI's --lang, or inferred from file names). */
+  language?: string;
+}
+
 /** Parses and validates a metric spec and builds the metric. Throws SpecError with the valid choices. */
-export function parseMetric(spec: string): Metric<any> {
+export function parseMetric(spec: string, defaults: MetricDefaults = {}): Metric<any> {
   const colon = spec.indexOf(':');
   const name = (colon < 0 ? spec : spec.slice(0, colon)).trim();
   const def = Object.hasOwn(METRICS, name) ? METRICS[name] : undefined;
@@ -188,8 +193,13 @@ export function parseMetric(spec: string): Metric<any> {
     if (Object.hasOwn(options, key)) throw new SpecError(`key "${key}" given twice in ${JSON.stringify(spec)}`);
     options[key] = value;
   }
+  if (Object.hasOwn(def.keys, 'lang') && !Object.hasOwn(options, 'lang') && defaults.language) {
+    const value = def.keys.lang.parse(defaults.language);
+    if (value === undefined) throw new SpecError(`invalid language "${defaults.language}"; expected ${def.keys.lang.describe}`);
+    options.lang = value;
+  }
   for (const key of def.required ?? []) {
-    if (!Object.hasOwn(options, key)) throw new SpecError(`metric ${name} needs ${key}=${def.keys[key].describe} (e.g. ${name}:${key}=${key === 'lang' ? 'python' : '...'})`);
+    if (!Object.hasOwn(options, key)) throw new SpecError(`metric ${name} needs ${key}=${def.keys[key].describe} (e.g. ${name}:${key}=${key === 'lang' ? 'python' : '...'}${key === 'lang' ? ', or --lang, or a file name such as hyps.py.jsonl' : ''})`);
   }
   return def.build(options, spec);
 }
