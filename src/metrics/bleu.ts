@@ -139,10 +139,21 @@ export class Bleu implements Metric<BleuRefInfo> {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
   }
 
-  /** Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`. */
+  private readonly tokenCache = new Map<string, string[]>();
+
+  /**
+   * Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`, memoised
+   * for the last 65,536 segments as sacrebleu memoises its tokenizers (`lru_cache(maxsize=2**16)`).
+   */
   tokens(segment: string): string[] {
-    const text = this.lowercase ? segment.toLowerCase() : segment;
-    return this.tokenizer(pyRstrip(text));
+    let tokens = this.tokenCache.get(segment);
+    if (tokens === undefined) {
+      const text = this.lowercase ? segment.toLowerCase() : segment;
+      tokens = this.tokenizer(pyRstrip(text));
+      if (this.tokenCache.size >= 1 << 16) this.tokenCache.clear();
+      this.tokenCache.set(segment, tokens);
+    }
+    return tokens;
   }
 
   prepareReferences(refs: readonly string[]): BleuRefInfo {
