@@ -29,16 +29,25 @@ export function fmeasure(precision: number, recall: number): number {
   return precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : 0;
 }
 
-const NON_ALNUM = /[^a-z0-9]+/g;
-const VALID_TOKEN = /^[a-z0-9]+$/;
-
-/** rouge-score's DefaultTokenizer: lowercase, non-alphanumerics to spaces, Porter stem (words > 3 chars). */
+/**
+ * rouge-score's DefaultTokenizer: lowercase, replace runs of non-[a-z0-9] by a space, split, stem words longer
+ * than 3 characters (Porter, NLTK mode), keep tokens matching ^[a-z0-9]+$. That is: the maximal runs of [a-z0-9]
+ * of the lowercased text, each stemmed when longer than 3 (stems of such runs stay in [a-z0-9]); scanned by hand.
+ */
 export function rougeTokens(text: string, stem: boolean): string[] {
-  const parts = text.toLowerCase().replace(NON_ALNUM, ' ').split(/\s+/u);
+  const lower = text.toLowerCase();
   const out: string[] = [];
-  for (const part of parts) {
-    const token = stem && part.length > 3 ? porterStem(part) : part;
-    if (VALID_TOKEN.test(token)) out.push(token);
+  let start = -1;
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0;
+    const alnum = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+    if (alnum) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      const part = lower.slice(start, i);
+      out.push(stem && part.length > 3 ? porterStem(part) : part);
+      start = -1;
+    }
   }
   return out;
 }
@@ -189,8 +198,17 @@ export class Rouge implements Metric<RougeRefInfo> {
     return `nrefs:${nrefs}|tok:${this.tokenize}|stem:${this.stem ? 'yes' : 'no'}|measure:${this.measure}|impl:rouge-score-0.1.2|version:${VERSION}`;
   }
 
+  private readonly tokenCache = new Map<string, string[]>();
+
+  /** Tokens of a text, memoised for the last 65,536 texts (references are shared by many hypotheses). */
   tokens(text: string): string[] {
-    return this.tokenize === 'code' ? codeTokens(text) : rougeTokens(text, this.stem);
+    let tokens = this.tokenCache.get(text);
+    if (tokens === undefined) {
+      tokens = this.tokenize === 'code' ? codeTokens(text) : rougeTokens(text, this.stem);
+      if (this.tokenCache.size >= 1 << 16) this.tokenCache.clear();
+      this.tokenCache.set(text, tokens);
+    }
+    return tokens;
   }
 
   private info(text: string): { tokens: string[]; sentences: string[][] } {
