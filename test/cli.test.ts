@@ -193,3 +193,35 @@ describe('codegauge score: code metrics', () => {
     expect(missing.err).toContain('metric ruby needs lang=');
   });
 });
+
+describe('codegauge compare', () => {
+  it('prints sacrebleu-shaped JSON with the baseline first and p-values for the others', async () => {
+    const toy = vector('sacrebleu.json').generated.paired_tests_toy;
+    const refs = file('toy-refs.txt', toy.refs_streams[0].join('\n') + '\n');
+    const base = file('toy-base.txt', toy.baseline.join('\n') + '\n');
+    const sys = file('toy-sys.txt', toy.system.join('\n') + '\n');
+    const r = await cli('compare', '--refs', refs, '--hyps', base, '--hyps', sys, '--metric', 'bleu', '--metric', 'chrf', '--paired-bs', '--format', 'json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(json.systems.map((s: { name: string }) => s.name)).toEqual(['toy-base', 'toy-sys']);
+    expect(json.systems[0].scores[0].p_value).toBeNull();
+    expect(json.systems[1].scores[0].p_value).toBe(toy.bs.results.BLEU[1].p_value);
+    expect(json.systems[1].scores[1].p_value).toBe(toy.bs.results.chrF2[1].p_value);
+    expect(Object.keys(json.systems[1].scores[0]).sort()).toEqual(['ci', 'mean', 'metric', 'name', 'p_value', 'score', 'signature']);
+    const table = await cli('compare', '--refs', refs, '--hyps', base, '--hyps', sys, '--metric', 'bleu', '--paired-ar', '--samples', '2000', '--seed', '3');
+    expect(table.code).toBe(0);
+    expect(table.out).toContain('Baseline: toy-base');
+    expect(table.out).toContain('paired approximate randomization, 2000 trials, seed 3');
+    expect(table.out).toContain('|ar:2000|seed:3|');
+  });
+  it('rejects a missing or double test choice, a single system and a bad --samples', async () => {
+    const f = file('cmp.txt', 'a\nb\n');
+    expect((await cli('compare', '--refs', f, '--hyps', f, '--hyps', f, '--metric', 'bleu')).err).toContain('choose one test');
+    expect((await cli('compare', '--refs', f, '--hyps', f, '--hyps', f, '--metric', 'bleu', '--paired-bs', '--paired-ar')).code).toBe(2);
+    expect((await cli('compare', '--refs', f, '--hyps', f, '--metric', 'bleu', '--paired-bs')).err).toContain('at least one system');
+    const bad = await cli('compare', '--refs', f, '--hyps', f, '--hyps', f, '--metric', 'bleu', '--paired-bs', '--samples', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--samples must be an integer >= 1');
+  });
+});

@@ -1,3 +1,4 @@
+import type { ComparisonReport } from '../compare.js';
 import type { ScoreReport } from '../score.js';
 
 /** Aligned human-readable table: one row per system, one column per metric, signatures below. */
@@ -20,5 +21,26 @@ export function formatScoreTable(report: ScoreReport): string {
       if (parts.length) out.push(`  ${system.name} ${s.metric}: ${parts.join(' ')}`);
     }
   }
+  return out.join('\n') + '\n';
+}
+
+/** sacrebleu-style significance table: score (mean ± CI) and p-value, `*` where p < 0.05. */
+export function formatComparisonTable(report: ComparisonReport): string {
+  const metrics = report.systems[0].scores.map((s) => s.metric);
+  const header = ['system', ...metrics];
+  const rows = report.systems.map((system, si) => [
+    (si === 0 ? 'Baseline: ' : '') + system.name,
+    ...system.scores.map((s) => {
+      const ci = s.mean !== null && s.ci !== null ? ` (μ = ${s.mean.toFixed(2)} ± ${s.ci.toFixed(2)})` : '';
+      const p = s.p_value !== null ? ` p = ${s.p_value.toFixed(4)}${s.p_value < 0.05 ? '*' : ' '}` : '';
+      return `${s.score.toFixed(2)}${ci}${p}`;
+    }),
+  ]);
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const test = report.test === 'bs' ? `paired bootstrap resampling, ${report.samples} samples` : `paired approximate randomization, ${report.samples} trials`;
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
+  out.push(`${test}, seed ${report.seed}; * marks p < 0.05 against the baseline (a difference unlikely to be chance alone).`);
+  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
   return out.join('\n') + '\n';
 }

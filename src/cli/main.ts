@@ -1,11 +1,13 @@
 import { basename, extname } from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { InputError, readHypotheses, readReferences } from '../io/segments.js';
 import { languageOfFile, UnknownLanguageError } from '../code/languages.js';
 import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js';
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
-import { formatScoreTable } from './format.js';
+import { terminalProgress } from './progress.js';
+import { formatComparisonTable, formatScoreTable } from './format.js';
+import { compareSystems } from '../compare.js';
 
 /** Exit codes: 0 success, 1 unexpected failure, 2 bad input or usage. */
 export const EXIT_OK = 0;
@@ -32,7 +34,14 @@ function inferLanguage(paths: string[]): string | undefined {
   return undefined;
 }
 
-export function buildProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
+export interface CliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** A progress reporter for long commands (a bar on a terminal, nothing in pipes and CI). */
+  progress?: (label: string) => (done: number, total: number) => void;
+}
+
+export function buildProgram(io: CliIo): Command {
   const program = new Command('codegauge')
     .description('Exact reference-based metrics, honest statistics and LLM judges for generated code')
     .version(VERSION)
@@ -59,11 +68,59 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
     });
 
+  program
+    .command('compare')
+    .description('test whether each system differs from the baseline (the first --hyps): paired bootstrap or approximate randomization, as sacrebleu')
+    .requiredOption('--refs <file>', 'reference file; repeat for several references', collect)
+    .requiredOption('--hyps <file>', 'hypothesis file; the first is the baseline; repeat for the systems', collect)
+    .requiredOption('--metric <spec>', 'metric spec; repeat for several metrics', collect)
+    .option('--paired-bs', 'paired bootstrap resampling (default 1000 samples)')
+    .option('--paired-ar', 'paired approximate randomization (default 10000 trials)')
+    .option('--samples <n>', 'number of resamples or trials', (v) => positiveInteger(v, '--samples'))
+    .option('--seed <n>', 'random seed (NumPy default_rng, as sacrebleu)', (v) => nonNegativeInteger(v, '--seed'), 12345)
+    .option('--lang <language>', 'language of the code for codebleu/ruby when a spec has no lang=')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; pairedBs?: boolean; pairedAr?: boolean; samples?: number; seed: number; lang?: string; format: 'table' | 'json' }) => {
+      if (Boolean(opts.pairedBs) === Boolean(opts.pairedAr)) throw new InputError('choose one test: --paired-bs or --paired-ar');
+      if (opts.hyps.length < 2) throw new InputError('compare needs a baseline and at least one system: give --hyps at least twice');
+      const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
+      const metrics = opts.metric.map((m) => parseMetric(m, { language }));
+      const { references, files } = readReferences(opts.refs);
+      const taken = new Set<string>();
+      const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
+      const progress = io.progress?.('comparing');
+      const report = await compareSystems({
+        references,
+        systems,
+        metrics,
+        test: opts.pairedBs ? 'bs' : 'ar',
+        samples: opts.samples,
+        seed: opts.seed,
+        onProgress: progress,
+      });
+      io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatComparisonTable(report));
+    });
+
   return program;
 }
 
+function positiveInteger(value: string, option: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${option} must be an integer >= 1`);
+  return n;
+}
+
+function nonNegativeInteger(value: string, option: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${option} must be an integer >= 0`);
+  return n;
+}
+
 /** Runs the CLI and returns its exit code; errors are reported on `err`, never thrown. */
-export async function runCli(argv: string[], io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) }): Promise<number> {
+export async function runCli(
+  argv: string[],
+  io: CliIo = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s), progress: terminalProgress },
+): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -2,6 +2,7 @@ import { bleuTokens, type BleuTokenizerName } from '../text/sacrebleu-tokenizers
 import { pyRstrip } from '../text/python.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
+import { div, f32, mul, py, add, type Num } from '../stats/numpy-float.js';
 import { NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */
@@ -187,5 +188,42 @@ export class Bleu implements Metric<BleuRefInfo> {
 
   scoreFromStatistics(stats: ArrayLike<number>): number {
     return this.details(stats).score;
+  }
+
+  /** `compute_bleu` on float32 statistics under NumPy 2 promotion (sacrebleu's resampling path). */
+  float32Score(stats: ArrayLike<number>): number {
+    const order = this.maxOrder;
+    const value = this.smoothValue ?? SMOOTH_DEFAULTS[this.smooth];
+    const sysLen = Math.trunc(Math.fround(stats[0]));
+    const refLen = Math.trunc(Math.fround(stats[1]));
+    const correct: Num[] = Array.from({ length: order }, (_, i) => f32(stats[2 + i]));
+    const total: Num[] = Array.from({ length: order }, (_, i) => f32(stats[2 + order + i]));
+    let bp = 1.0;
+    if (sysLen < refLen) bp = sysLen > 0 ? Math.exp(1 - refLen / sysLen) : 0.0;
+    if (!correct.some((c) => c.v !== 0)) return 0;
+    const precisions: Num[] = new Array(order).fill(py(0));
+    let smoothMteval = 1;
+    let effOrder = order;
+    for (let n = 1; n <= order; n++) {
+      if (this.smooth === 'add-k' && n > 1) {
+        correct[n - 1] = add(correct[n - 1], py(value as number));
+        total[n - 1] = add(total[n - 1], py(value as number));
+      }
+      if (total[n - 1].v === 0) break;
+      if (this.effectiveOrder) effOrder = n;
+      if (correct[n - 1].v === 0) {
+        if (this.smooth === 'exp') {
+          smoothMteval *= 2;
+          precisions[n - 1] = div(py(100), mul(py(smoothMteval), total[n - 1]));
+        } else if (this.smooth === 'floor') {
+          precisions[n - 1] = div(py(100 * (value as number)), total[n - 1]);
+        }
+      } else {
+        precisions[n - 1] = div(mul(py(100), correct[n - 1]), total[n - 1]);
+      }
+    }
+    let logSum = 0;
+    for (let i = 0; i < effOrder; i++) logSum += myLog(precisions[i].v);
+    return bp * Math.exp(logSum / effOrder);
   }
 }

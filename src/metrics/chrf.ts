@@ -1,6 +1,7 @@
 import { codePoints, pySplit } from '../text/python.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
+import { add, div, f32, mul, py, type Num } from '../stats/numpy-float.js';
 import { codePointArray, NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** chrF and chrF++ exactly as sacrebleu 2.x computes them (sacrebleu/metrics/chrf.py). */
@@ -46,6 +47,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
   readonly lowercase: boolean;
   readonly whitespace: boolean;
   readonly epsSmoothing: boolean;
+  readonly float32Scores = true;
   private readonly vocabulary = new Vocabulary();
   private readonly matcher = new NgramMatcher();
   private readonly matched: Float64Array;
@@ -117,6 +119,46 @@ export class Chrf implements Metric<ChrfSegment[]> {
         out.set(stats, offset);
       }
     }
+  }
+
+  /** `_compute_f_score` on float32 statistics under NumPy 2 promotion (sacrebleu's resampling path). */
+  float32Score(stats: ArrayLike<number>): number {
+    const eps = py(1e-16);
+    const factor = py(this.beta ** 2);
+    const onePlus = py(1 + this.beta ** 2);
+    const order = this.charOrder + this.wordOrder;
+    let score: Num = py(0);
+    let effectiveOrder = 0;
+    let avgPrec: Num = py(0);
+    let avgRec: Num = py(0);
+    for (let i = 0; i < order; i++) {
+      const nHyp = f32(stats[3 * i]);
+      const nRef = f32(stats[3 * i + 1]);
+      const nMatch = f32(stats[3 * i + 2]);
+      const prec = nHyp.v > 0 ? div(nMatch, nHyp) : eps;
+      const rec = nRef.v > 0 ? div(nMatch, nRef) : eps;
+      const denom = add(mul(factor, prec), rec);
+      score = add(score, denom.v > 0 ? div(mul(mul(onePlus, prec), rec), denom) : eps);
+      if (nHyp.v > 0 && nRef.v > 0) {
+        avgPrec = add(avgPrec, prec);
+        avgRec = add(avgRec, rec);
+        effectiveOrder++;
+      }
+    }
+    if (this.epsSmoothing) return div(mul(py(100), score), py(order)).v;
+    if (effectiveOrder === 0) {
+      avgPrec = py(0);
+      avgRec = py(0);
+    } else {
+      avgPrec = div(avgPrec, py(effectiveOrder));
+      avgRec = div(avgRec, py(effectiveOrder));
+    }
+    if (add(avgPrec, avgRec).v) {
+      let s = mul(mul(onePlus, avgPrec), avgRec);
+      s = div(s, add(mul(factor, avgPrec), avgRec));
+      return mul(py(100), s).v;
+    }
+    return 0;
   }
 
   /** sacrebleu `_compute_f_score`. */

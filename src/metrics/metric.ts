@@ -19,6 +19,13 @@ export interface Metric<RefInfo = unknown> {
   segmentStatistics(hyp: string, refs: RefInfo, out: Float64Array, offset: number): void;
   /** Score on the 0-100 scale from (summed) statistics. */
   scoreFromStatistics(stats: ArrayLike<number>): number;
+  /**
+   * The score as sacrebleu computes it during resampling, where statistics are float32 and NumPy does the
+   * arithmetic in single precision (BLEU and chrF only; used for bit-identical bootstrap results).
+   */
+  float32Score?(stats: ArrayLike<number>): number;
+  /** Whether those resampled scores are themselves float32 (chrF), so that their mean and CI are taken in float32. */
+  readonly float32Scores?: boolean;
   /** Named parts of the score (0-100), for metrics made of components (CodeBLEU). */
   components?(stats: ArrayLike<number>): Record<string, number>;
   /** Counts or facts about a corpus beyond its score (RUBY: segments per level). */
