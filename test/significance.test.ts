@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareSystems } from '../src/compare.js';
-import { Bleu, Chrf, scoreCorpus } from '../src/index.js';
+import { Bleu, Chrf, scoreCorpus, type Metric } from '../src/index.js';
 import { NumpyGenerator, Pcg64, seedSequenceState } from '../src/stats/numpy-random.js';
 import { bootstrapDraws, corpusConfidenceInterval, resampledScores } from '../src/stats/resampling.js';
 import { numpyMean, numpyPairwiseSum } from '../src/stats/numpy-float.js';
@@ -37,7 +37,7 @@ describe('NumPy default_rng port', () => {
 describe('bootstrap confidence intervals = sacrebleu corpus_score(n_bootstrap=1000)', () => {
   const r = sb.readme_corpus;
   const refs = r.refs_streams[0].map((_: string, i: number) => r.refs_streams.map((s: string[]) => s[i]));
-  for (const [key, metric] of [['bleu', new Bleu()], ['chrF2', new Chrf()]] as const) {
+  for (const [key, metric] of [['bleu', new Bleu()], ['chrF2', new Chrf()]] as [string, Metric<any>][]) {
     it(key, () => {
       const result = scoreCorpus(metric, r.hyps, refs);
       const scores = resampledScores(metric, result.statistics, bootstrapDraws(r.hyps.length, 1000), 1000);
