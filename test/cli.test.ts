@@ -225,3 +225,40 @@ describe('codegauge compare', () => {
     expect(bad.err).toContain('--samples must be an integer >= 1');
   });
 });
+
+describe('codegauge meta', () => {
+  it('correlates metric columns with the truth, per corpus and per group, from JSONL or CSV', async () => {
+    const rows = [
+      { problem: 'a', passed: true, bleu: 0.9, chrf: 0.8 },
+      { problem: 'a', passed: false, bleu: 0.2, chrf: 0.3 },
+      { problem: 'a', passed: true, bleu: 0.7, chrf: 0.4 },
+      { problem: 'b', passed: false, bleu: 0.1, chrf: null },
+      { problem: 'b', passed: true, bleu: 0.6, chrf: 0.9 },
+      { problem: 'b', passed: false, bleu: 0.3, chrf: 0.2 },
+    ];
+    const jsonl = file('meta.jsonl', rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const r = await cli('meta', '--input', jsonl, '--truth', 'passed', '--metric-column', 'bleu', '--metric-column', 'chrf', '--group', 'problem', '--samples', '50', '--format', 'json');
+    expect(r.err).toBe('');
+    const json = JSON.parse(r.out);
+    expect(json.metrics.map((m: { metric: string; n: number }) => [m.metric, m.n])).toEqual([['bleu', 6], ['chrf', 5]]);
+    const bleu = json.metrics[0];
+    expect(Object.keys(bleu.corpus)).toEqual(['pearson', 'spearman', 'kendall_b', 'kendall_c']);
+    expect(bleu.corpus.kendall_b.p).toBeGreaterThan(0);
+    expect(bleu.corpus.pearson.ci).toHaveLength(2);
+    expect(bleu.example.groups).toBe(2);
+    expect(bleu.pairwise_kendall.tau).toBe(1);
+    const csv = file('meta.csv', 'problem,passed,bleu\na,1,0.9\na,0,0.2\nb,1,0.6\nb,0,0.3\n');
+    const c = await cli('meta', '--input', csv, '--truth', 'passed', '--metric-column', 'bleu', '--samples', '0');
+    expect(c.code).toBe(0);
+    expect(c.out).toContain('bleu  (n = 4)');
+  });
+  it('names the file, line and column of a bad value, and an unknown column', async () => {
+    const bad = file('bad.jsonl', '{"t": 1, "m": 0.5}\n{"t": 0, "m": "high"}\n');
+    let r = await cli('meta', '--input', bad, '--truth', 't', '--metric-column', 'm');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${bad}:2: column "m": expected a number, got "high"`);
+    r = await cli('meta', '--input', bad, '--truth', 't', '--metric-column', 'x');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('no column "x"; columns: t, m');
+  });
+});

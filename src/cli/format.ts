@@ -1,5 +1,6 @@
 import type { ComparisonReport } from '../compare.js';
 import type { ScoreReport } from '../score.js';
+import type { MetaReport } from '../meta.js';
 
 /** Aligned human-readable table: one row per system, one column per metric, signatures below. */
 export function formatScoreTable(report: ScoreReport): string {
@@ -42,5 +43,25 @@ export function formatComparisonTable(report: ComparisonReport): string {
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
   out.push(`${test}, seed ${report.seed}; * marks p < 0.05 against the baseline (a difference unlikely to be chance alone).`);
   for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
+  return out.join('\n') + '\n';
+}
+
+const fmt = (x: number) => (Number.isNaN(x) ? 'nan' : x.toFixed(3));
+const pfmt = (p: number | null) => (p === null ? '' : p < 1e-4 ? ` (p=${p.toExponential(1)})` : ` (p=${p.toFixed(4)})`);
+const cifmt = (ci?: [number, number]) => (ci ? ` [${fmt(ci[0])}, ${fmt(ci[1])}]` : '');
+
+/** Correlation table: one row per metric, corpus level (and example level when grouped). */
+export function formatMetaTable(report: MetaReport): string {
+  const out: string[] = [`agreement with "${report.truth}" (95% bootstrap CIs in brackets)`, ''];
+  for (const m of report.metrics) {
+    const c = m.corpus;
+    out.push(`${m.metric}  (n = ${m.n})`);
+    out.push(`  corpus   pearson ${fmt(c.pearson.r)}${cifmt(c.pearson.ci)}${pfmt(c.pearson.p)}  spearman ${fmt(c.spearman.r)}${cifmt(c.spearman.ci)}${pfmt(c.spearman.p)}  kendall-b ${fmt(c.kendall_b.tau)}${cifmt(c.kendall_b.ci)}${pfmt(c.kendall_b.p)}  kendall-c ${fmt(c.kendall_c.tau)}${pfmt(c.kendall_c.p)}`);
+    if (m.example) {
+      const e = m.example;
+      out.push(`  example  pearson ${fmt(e.pearson.r)}${cifmt(e.pearson.ci)}  spearman ${fmt(e.spearman.r)}${cifmt(e.spearman.ci)}  kendall-b ${fmt(e.kendall_b.tau)}${cifmt(e.kendall_b.ci)}  (${e.groups} groups)`);
+    }
+    if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
+  }
   return out.join('\n') + '\n';
 }

@@ -6,7 +6,9 @@ import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js'
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
 import { terminalProgress } from './progress.js';
-import { formatComparisonTable, formatScoreTable } from './format.js';
+import { formatComparisonTable, formatMetaTable, formatScoreTable } from './format.js';
+import { metaEvaluate } from '../meta.js';
+import { numericColumn, readTable, stringColumn } from '../io/table.js';
 import { compareSystems } from '../compare.js';
 
 /** Exit codes: 0 success, 1 unexpected failure, 2 bad input or usage. */
@@ -99,6 +101,30 @@ export function buildProgram(io: CliIo): Command {
         onProgress: progress,
       });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatComparisonTable(report));
+    });
+
+  program
+    .command('meta')
+    .description('how well metrics agree with a ground truth (human grades, execution results): Pearson, Spearman, Kendall tau-b/tau-c with p-values and bootstrap CIs')
+    .requiredOption('--input <file>', 'table: .jsonl (one object per line) or .csv (header row)')
+    .requiredOption('--truth <column>', 'the ground-truth column')
+    .requiredOption('--metric-column <column>', 'a metric column; repeat for several', collect)
+    .option('--group <column>', 'group rows (e.g. by problem) for example-level and pairwise correlations')
+    .option('--samples <n>', 'bootstrap resamples for confidence intervals (0 for none)', (v) => nonNegativeInteger(v, '--samples'), 1000)
+    .option('--seed <n>', 'random seed', (v) => nonNegativeInteger(v, '--seed'), 12345)
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action((opts: { input: string; truth: string; metricColumn: string[]; group?: string; samples: number; seed: number; format: 'table' | 'json' }) => {
+      const table = readTable(opts.input);
+      if (table.rows.length === 0) throw new InputError('no rows', opts.input);
+      const report = metaEvaluate({
+        truthName: opts.truth,
+        truth: numericColumn(table, opts.truth),
+        metrics: opts.metricColumn.map((c) => ({ name: c, values: numericColumn(table, c) })),
+        groups: opts.group ? stringColumn(table, opts.group) : undefined,
+        samples: opts.samples,
+        seed: opts.seed,
+      });
+      io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatMetaTable(report));
     });
 
   return program;

@@ -179,9 +179,16 @@ function kendallExactP(n: number, concordant: number): number {
 
 /** Kendall's tau-b (default) or tau-c with SciPy's p-value. */
 export function kendall(x: ArrayLike<number>, y: ArrayLike<number>, variant: 'b' | 'c' = 'b'): Correlation {
+  const both = kendallBoth(x, y);
+  return variant === 'b' ? both.b : both.c;
+}
+
+/** Kendall's tau-b and tau-c from one pass (their p-value is the same). */
+export function kendallBoth(x: ArrayLike<number>, y: ArrayLike<number>): { b: Correlation; c: Correlation } {
   const n = x.length;
   if (n !== y.length) throw new Error('kendall: x and y differ in length');
-  if (n === 0) return { value: NaN, p: NaN };
+  const nan = { b: { value: NaN, p: NaN }, c: { value: NaN, p: NaN } };
+  if (n === 0) return nan;
   // Sort by y, dense-rank y; then stable-sort by x, dense-rank x (as SciPy does).
   const byY = Array.from({ length: n }, (_, i) => i).sort((a, b) => y[a] - y[b] || a - b);
   const yRankSortedByY = denseRanks(y, byY);
@@ -205,15 +212,12 @@ export function kendall(x: ArrayLike<number>, y: ArrayLike<number>, variant: 'b'
   const [xtie, x0, x1] = tieStats(xs);
   const [ytie, y0, y1] = tieStats(ys);
   const tot = (n * (n - 1)) / 2;
-  if (xtie === tot || ytie === tot) return { value: NaN, p: NaN };
+  if (xtie === tot || ytie === tot) return nan;
   const conMinusDis = tot - xtie - ytie + ntie - 2 * dis;
-  let tau: number;
-  if (variant === 'b') tau = conMinusDis / Math.sqrt(tot - xtie) / Math.sqrt(tot - ytie);
-  else {
-    const minClasses = Math.min(new Set(xs).size, new Set(ys).size);
-    tau = (2 * conMinusDis) / ((n * n * (minClasses - 1)) / minClasses);
-  }
-  tau = Math.min(1, Math.max(-1, tau));
+  const clip = (t: number) => Math.min(1, Math.max(-1, t));
+  const tauB = clip(conMinusDis / Math.sqrt(tot - xtie) / Math.sqrt(tot - ytie));
+  const minClasses = Math.min(xs[n - 1], new Set(ys).size);
+  const tauC = clip((2 * conMinusDis) / ((n * n * (minClasses - 1)) / minClasses));
   let p: number;
   if (xtie === 0 && ytie === 0 && (n <= 33 || Math.min(dis, tot - dis) <= 1)) p = kendallExactP(n, tot - dis);
   else {
@@ -221,5 +225,5 @@ export function kendall(x: ArrayLike<number>, y: ArrayLike<number>, variant: 'b'
     const variance = (m * (2 * n + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + (x0 * y0) / (9 * m * (n - 2));
     p = normalTwoSided(conMinusDis / Math.sqrt(variance));
   }
-  return { value: tau, p };
+  return { b: { value: tauB, p }, c: { value: tauC, p } };
 }

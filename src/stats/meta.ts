@@ -1,4 +1,4 @@
-import { kendall, pearson, spearman } from './correlation.js';
+import { kendallBoth, pearson, spearman } from './correlation.js';
 import { NumpyGenerator } from './numpy-random.js';
 
 /**
@@ -27,8 +27,7 @@ type Coefficients = [number, number, number, number];
 function coefficients(truth: ArrayLike<number>, metric: ArrayLike<number>): { values: Coefficients; p: Coefficients } {
   const a = pearson(truth, metric);
   const b = spearman(truth, metric);
-  const c = kendall(truth, metric, 'b');
-  const d = kendall(truth, metric, 'c');
+  const { b: c, c: d } = kendallBoth(truth, metric);
   return { values: [a.value, b.value, c.value, d.value], p: [a.p, b.p, c.p, d.p] };
 }
 
