@@ -1,4 +1,6 @@
 import { corpusCorrelation, exampleCorrelation, pairwiseKendall, type CorrelationSet } from './stats/meta.js';
+import { agreementByBin, bootstrapStudy, dropDuplicateSystems, synthesizeSystems, type AgreementBin, type StudyData } from './stats/model-pairs.js';
+import { PythonRandom } from './stats/python-random.js';
 
 /** Library entry point behind `codegauge meta`. */
 export interface MetaReport {
@@ -11,6 +13,69 @@ export interface MetaReport {
     example?: CorrelationSet & { groups: number };
     pairwise_kendall?: { tau: number; concordant: number; discordant: number; ties: number };
   }[];
+  model_pairs?: ModelPairReport;
+}
+
+export interface ModelPairReport {
+  systems: string[];
+  synthetic: number;
+  samples: number;
+  /** Per metric: agreement of its verdicts with the truth's, by metric-difference bin (0-100 points). */
+  bins: Record<string, AgreementBin[]>;
+}
+
+/**
+ * The "Out of the BLEU" model-pair study on a long table (one row per item and system): per-item truth and metric
+ * values are averaged over bootstrap samples of items. Metric values on a 0-1 scale are compared in points (x100),
+ * as in the paper; pass values already on 0-100 with `scale: 1`.
+ */
+export function modelPairStudy(input: {
+  items: string[];
+  systems: string[];
+  truth: number[];
+  metrics: { name: string; values: number[] }[];
+  outputs?: string[];
+  samples?: number;
+  seed?: number;
+  rng?: 'numpy' | 'python';
+  edges?: number[];
+  synthesize?: boolean;
+}): ModelPairReport {
+  const itemIds = [...new Set(input.items)];
+  const systemIds = [...new Set(input.systems)];
+  const itemIndex = new Map(itemIds.map((x, i) => [x, i]));
+  const empty = () => Object.fromEntries(systemIds.map((s) => [s, new Array<number>(itemIds.length).fill(NaN)]));
+  const data: StudyData = {
+    items: itemIds.length,
+    systems: systemIds.slice(),
+    outputs: Object.fromEntries(systemIds.map((s) => [s, new Array<string>(itemIds.length).fill('')])),
+    human: { name: '__truth', perItem: empty() },
+    metrics: input.metrics.map((m) => ({ name: m.name, perItem: empty() })),
+  };
+  input.items.forEach((item, r) => {
+    const i = itemIndex.get(item)!;
+    const s = input.systems[r];
+    data.human.perItem![s][i] = input.truth[r];
+    input.metrics.forEach((m, k) => (data.metrics[k].perItem![s][i] = m.values[r]));
+    data.outputs[s][i] = input.outputs ? input.outputs[r] : `${r}`;
+  });
+  for (const s of systemIds) {
+    const missing = data.human.perItem![s].findIndex((v) => Number.isNaN(v));
+    if (missing >= 0) throw new Error(`model pairs: system "${s}" has no row for item "${itemIds[missing]}"; every system needs every item`);
+  }
+  const before = data.systems.length;
+  if (input.synthesize ?? true) {
+    synthesizeSystems(data, systemIds);
+    dropDuplicateSystems(data);
+  }
+  const samples = input.samples ?? 500;
+  const result = bootstrapStudy(data, { samples, rng: input.rng ?? 'numpy', seed: input.seed, pythonRandom: input.rng === 'python' ? new PythonRandom(input.seed ?? 42) : undefined });
+  return {
+    systems: data.systems,
+    synthetic: data.systems.length - before,
+    samples,
+    bins: agreementByBin(result, data.systems, '__truth', input.metrics.map((m) => m.name), input.edges ?? [2, 5, 10]),
+  };
 }
 
 export function metaEvaluate(input: {

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/main.js';
 import { Bleu, Chrf, scoreCorpus } from '../src/index.js';
 import { VERSION } from '../src/version.js';
-import { ROOT, vector } from './helpers.js';
+import { ROOT, readJson, vector } from './helpers.js';
 
 let dir: string;
 const file = (name: string, content: string | Buffer) => {
@@ -260,5 +260,38 @@ describe('codegauge meta', () => {
     r = await cli('meta', '--input', bad, '--truth', 't', '--metric-column', 'x');
     expect(r.code).toBe(2);
     expect(r.err).toContain('no column "x"; columns: t, m');
+  });
+});
+
+describe('codegauge meta --model-pairs and codegauge aggregate', () => {
+  it('runs the model-pair study on a long table and bins the verdicts', async () => {
+    const items = readJson<any[]>('data/codegen-metrics/conala-all-grades.json.gz').slice(0, 120);
+    const systems = ['baseline', 'tranx-annot', 'codex'];
+    const rows = items.flatMap((x, i) => systems.map((s) => JSON.stringify({ item: i, system: s, output: x[s], grade: x[`grade-${s}`], chrf: x[`chrf-${s}`] })));
+    const input = file('pairs.jsonl', rows.join('\n') + '\n');
+    const r = await cli('meta', '--input', input, '--truth', 'grade', '--metric-column', 'chrf', '--group', 'item', '--system', 'system', '--output-column', 'output', '--model-pairs', '--samples', '0', '--study-samples', '100', '--format', 'json');
+    expect(r.err).toBe('');
+    const mp = JSON.parse(r.out).model_pairs;
+    expect(mp.systems.slice(0, 3)).toEqual(systems);
+    expect(mp.synthetic).toBeGreaterThan(10);
+    const bins = mp.bins.chrf;
+    expect(bins.map((b: { bin: string }) => b.bin)).toEqual(['<2', '[2,5)', '[5,10)', '>=10']);
+    expect(bins.reduce((s: number, b: { pairs: number }) => s + b.pairs, 0)).toBe((mp.systems.length * (mp.systems.length - 1)) / 2);
+    const missing = await cli('meta', '--input', input, '--truth', 'grade', '--metric-column', 'chrf', '--model-pairs');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('--model-pairs needs --group');
+  });
+  it('aggregates graders with M-MSR or the mean', async () => {
+    const human = readJson<any[]>('data/codegen-metrics/hs-human-grades.json.gz');
+    const rows = human.flatMap((x, i) => Object.entries<number>(x['grade-gcnn']).map(([w, g]) => JSON.stringify({ item: i, grader: w, grade: g })));
+    const input = file('grades.jsonl', rows.join('\n') + '\n');
+    const r = await cli('aggregate', '--input', input, '--task', 'item', '--worker', 'grader', '--label', 'grade', '--format', 'json');
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(json.items).toHaveLength(human.length);
+    expect(Object.keys(json.skills)).toEqual(['grader1', 'grader2', 'grader3', 'grader4']);
+    const mean = await cli('aggregate', '--input', input, '--task', 'item', '--worker', 'grader', '--label', 'grade', '--method', 'mean', '--format', 'json');
+    const first = Object.values<number>(human[0]['grade-gcnn']);
+    expect(JSON.parse(mean.out).items[0].label).toBeCloseTo(first.reduce((s, x) => s + x, 0) / first.length, 12);
   });
 });

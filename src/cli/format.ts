@@ -63,5 +63,12 @@ export function formatMetaTable(report: MetaReport): string {
     }
     if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
   }
+  const mp = report.model_pairs;
+  if (mp) {
+    out.push('', `model pairs: ${mp.systems.length} systems (${mp.synthetic} synthetic), ${mp.samples} bootstrap samples; per metric-difference bin: pairs, agreeing with "${report.truth}", significant only for the metric, only for the truth, opposite`);
+    for (const [metric, bins] of Object.entries(mp.bins)) {
+      out.push(`  ${metric}: ` + bins.map((b) => `${b.bin}: ${b.pairs} pairs, ${b.pairs ? ((100 * b.agree) / b.pairs).toFixed(0) : '-'}% agree (${b.metricOnly}/${b.humanOnly}/${b.opposite})`).join('; '));
+    }
+  }
   return out.join('\n') + '\n';
 }

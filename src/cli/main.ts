@@ -7,7 +7,8 @@ import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
 import { terminalProgress } from './progress.js';
 import { formatComparisonTable, formatMetaTable, formatScoreTable } from './format.js';
-import { metaEvaluate } from '../meta.js';
+import { metaEvaluate, modelPairStudy } from '../meta.js';
+import { meanAggregation, mmsr } from '../stats/aggregation.js';
 import { numericColumn, readTable, stringColumn } from '../io/table.js';
 import { compareSystems } from '../compare.js';
 
@@ -112,8 +113,14 @@ export function buildProgram(io: CliIo): Command {
     .option('--group <column>', 'group rows (e.g. by problem) for example-level and pairwise correlations')
     .option('--samples <n>', 'bootstrap resamples for confidence intervals (0 for none)', (v) => nonNegativeInteger(v, '--samples'), 1000)
     .option('--seed <n>', 'random seed', (v) => nonNegativeInteger(v, '--seed'), 12345)
+    .option('--model-pairs', 'also run the "Out of the BLEU" model-pair study (needs --group for items and --system)')
+    .option('--system <column>', 'the system column, for --model-pairs')
+    .option('--output-column <column>', 'the system output column: identical synthetic systems are merged by it')
+    .option('--bins <edges>', 'metric-difference bin edges in points, for --model-pairs', '2,5,10')
+    .option('--study-samples <n>', 'bootstrap samples of the model-pair study', (v) => positiveInteger(v, '--study-samples'), 500)
+    .addOption(new Option('--rng <rng>', 'random generator of the study: numpy (default_rng) or python (random, as the paper)').choices(['numpy', 'python']).default('numpy'))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action((opts: { input: string; truth: string; metricColumn: string[]; group?: string; samples: number; seed: number; format: 'table' | 'json' }) => {
+    .action((opts: { input: string; truth: string; metricColumn: string[]; group?: string; samples: number; seed: number; modelPairs?: boolean; system?: string; outputColumn?: string; bins: string; studySamples: number; rng: 'numpy' | 'python'; format: 'table' | 'json' }) => {
       const table = readTable(opts.input);
       if (table.rows.length === 0) throw new InputError('no rows', opts.input);
       const report = metaEvaluate({
@@ -124,7 +131,55 @@ export function buildProgram(io: CliIo): Command {
         samples: opts.samples,
         seed: opts.seed,
       });
+      if (opts.modelPairs) {
+        if (!opts.group || !opts.system) throw new InputError('--model-pairs needs --group (the item column) and --system');
+        const edges = opts.bins.split(',').map((x) => Number(x.trim()));
+        if (edges.some((x) => !Number.isFinite(x) || x <= 0) || edges.some((x, i) => i > 0 && x <= edges[i - 1])) {
+          throw new InputError(`--bins must be increasing positive numbers, got "${opts.bins}"`);
+        }
+        const truth = numericColumn(table, opts.truth);
+        const metricValues = opts.metricColumn.map((c) => ({ name: c, values: numericColumn(table, c) }));
+        const missing = truth.findIndex((t, i) => t === null || metricValues.some((m) => m.values[i] === null));
+        if (missing >= 0) throw new InputError('--model-pairs needs every value present', opts.input, table.lines[missing]);
+        report.model_pairs = modelPairStudy({
+          items: stringColumn(table, opts.group),
+          systems: stringColumn(table, opts.system),
+          truth: truth as number[],
+          metrics: metricValues.map((m) => ({ name: m.name, values: m.values as number[] })),
+          outputs: opts.outputColumn ? stringColumn(table, opts.outputColumn) : undefined,
+          samples: opts.studySamples,
+          seed: opts.rng === 'python' ? undefined : opts.seed,
+          rng: opts.rng,
+          edges,
+        });
+      }
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatMetaTable(report));
+    });
+
+  program
+    .command('aggregate')
+    .description('aggregate several graders\' labels per item: M-MSR (robust skill-weighted vote, as "Out of the BLEU") or the mean')
+    .requiredOption('--input <file>', 'table of answers: .jsonl or .csv, one row per (item, grader)')
+    .requiredOption('--task <column>', 'the item column')
+    .requiredOption('--worker <column>', 'the grader column')
+    .requiredOption('--label <column>', 'the grade column (numbers)')
+    .addOption(new Option('--method <method>', 'aggregation').choices(['mmsr', 'mean']).default('mmsr'))
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action((opts: { input: string; task: string; worker: string; label: string; method: 'mmsr' | 'mean'; format: 'table' | 'json' }) => {
+      const table = readTable(opts.input);
+      const labels = numericColumn(table, opts.label);
+      const tasks = stringColumn(table, opts.task);
+      const workers = stringColumn(table, opts.worker);
+      const answers = labels.flatMap((l, i) => (l === null ? [] : [{ task: tasks[i], worker: workers[i], label: l }]));
+      if (answers.length === 0) throw new InputError('no answers', opts.input);
+      const result = opts.method === 'mean' ? { labels: meanAggregation(answers), skills: null } : mmsr(answers);
+      const rows = [...result.labels].map(([task, label]) => ({ task, label }));
+      if (opts.format === 'json') {
+        io.out(JSON.stringify({ method: opts.method, items: rows, skills: result.skills ? Object.fromEntries(result.skills) : null }, null, 2) + '\n');
+      } else {
+        io.out(rows.map((r) => `${r.task}\t${r.label}`).join('\n') + '\n');
+        if (result.skills) io.err([...result.skills].map(([w, s]) => `skill ${w}: ${s.toFixed(3)}`).join('\n') + '\n');
+      }
     });
 
   return program;
