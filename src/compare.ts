@@ -8,7 +8,7 @@ import {
   estimateCi,
   pairedBootstrapTest,
   randomizationSelections,
-  resampledScores,
+  resampledScoresMany,
 } from './stats/resampling.js';
 
 /** Library entry point behind `codegauge compare`: significance of each system against the first (the baseline). */
@@ -62,27 +62,32 @@ export async function compareSystems(input: {
   const report: ComparisonReport = { test: input.test, samples, seed, systems: input.systems.map((s) => ({ name: s.name, scores: [] })) };
   const total = metrics.length * input.systems.length;
   let done = 0;
-  for (const metric of metrics) {
+  // Statistics of every system under every metric.
+  const prepared = metrics.map((metric) => {
     const refInfos = prepareAll(metric, input.references);
+    const matrices = input.systems.map((system) => {
+      const matrix = corpusStatistics(metric, system.hypotheses, refInfos);
+      input.onProgress?.(++done, total);
+      return matrix;
+    });
+    return { metric, matrices, scores: matrices.map((m) => metric.scoreFromStatistics(sumRows(m))) };
+  });
+  // Paired bootstrap: all resamples of all systems and metrics over the shared draws.
+  const resampled = draws ? resampledScoresMany(prepared.flatMap((p) => p.matrices.map((matrix) => ({ metric: p.metric, matrix }))), draws, samples) : null;
+  prepared.forEach(({ metric, matrices, scores }, mi) => {
     const signature = testSignature(metric.signature(nrefsOf(input.references)), input.test, samples, seed);
-    const baseline = corpusStatistics(metric, input.systems[0].hypotheses, refInfos);
-    const baselineScore = metric.scoreFromStatistics(sumRows(baseline));
     const single = metric.float32Scores === true;
+    const row = (s: number) => resampled![mi * input.systems.length + s];
     // The baseline's own bootstrap confidence interval (paired bootstrap only; sacrebleu gives none with ar).
-    const baselineScores = draws ? resampledScores(metric, baseline, draws, samples) : null;
-    const baselineCi = baselineScores ? estimateCi(baselineScores, single) : { mean: null, ci: null };
-    report.systems[0].scores.push({ metric: metric.spec, name: metric.name, score: baselineScore, ...baselineCi, p_value: null, signature });
-    input.onProgress?.(++done, total);
+    const baselineCi = resampled ? estimateCi(row(0), single) : { mean: null, ci: null };
+    report.systems[0].scores.push({ metric: metric.spec, name: metric.name, score: scores[0], ...baselineCi, p_value: null, signature });
     for (let s = 1; s < input.systems.length; s++) {
-      const system = corpusStatistics(metric, input.systems[s].hypotheses, refInfos);
-      const systemScore = metric.scoreFromStatistics(sumRows(system));
       const result =
         input.test === 'bs'
-          ? pairedBootstrapTest(metric, system, baselineScore, systemScore, baselineScores!, draws!, samples)
-          : approximateRandomizationTest(metric, baseline, system, baselineScore, systemScore, selections!, samples);
-      report.systems[s].scores.push({ metric: metric.spec, name: metric.name, score: systemScore, mean: result.mean, ci: result.ci, p_value: result.pValue, signature });
-      input.onProgress?.(++done, total);
+          ? pairedBootstrapTest(metric, scores[0], scores[s], row(0), row(s), samples)
+          : approximateRandomizationTest(metric, matrices[0], matrices[s], scores[0], scores[s], selections!, samples);
+      report.systems[s].scores.push({ metric: metric.spec, name: metric.name, score: scores[s], mean: result.mean, ci: result.ci, p_value: result.pValue, signature });
     }
-  }
+  });
   return report;
 }

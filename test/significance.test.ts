@@ -119,3 +119,19 @@ describe('resampling works for every metric', () => {
     }
   });
 });
+
+describe('bulk draws', () => {
+  it('the WebAssembly sampler draws exactly what the TypeScript generator draws, and stays in step', () => {
+    for (const n of [2, 3, 472, 6380, 1_000_003, 2_147_483_647]) {
+      const bulk = new NumpyGenerator(12345).choice(n, 10_000);
+      const one = new NumpyGenerator(12345);
+      const single = Int32Array.from({ length: 10_000 }, () => one.choice(n, 1)[0]);
+      expect(bulk).toEqual(single);
+      const after = new NumpyGenerator(12345);
+      after.choice(n, 5000);
+      const reference = new NumpyGenerator(12345);
+      for (let i = 0; i < 5000; i++) reference.choice(n, 1);
+      expect(after.choice(n, 3)).toEqual(reference.choice(n, 3));
+    }
+  });
+});

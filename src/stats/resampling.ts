@@ -2,6 +2,7 @@ import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
 import { fsum } from '../text/python.js';
 import { numpyMean } from './numpy-float.js';
 import { NumpyGenerator } from './numpy-random.js';
+import { weightedSums } from './weighted-sums.js';
 
 /**
  * Bootstrap resampling and approximate randomization with sacrebleu's semantics (sacrebleu/significance.py),
@@ -68,6 +69,29 @@ export function resampledScores(metric: Metric<any>, matrix: StatisticsMatrix, d
   return scores;
 }
 
+/** Resampled scores of several (metric, statistics) pairs over the same draws (see weighted-sums.ts). */
+export function resampledScoresMany(entries: { metric: Metric<any>; matrix: StatisticsMatrix }[], draws: Int32Array, samples: number): Float64Array[] {
+  if (entries.length === 0) return [];
+  const n = entries[0].matrix.rows;
+  // Metrics whose float32 sums need per-addition rounding (sums >= 2^24) take the exact sequential path.
+  const exact = entries.map((e) => e.metric.float32Score !== undefined && needsFloat32Rounding(e.matrix));
+  const summed = entries.filter((_, i) => !exact[i]);
+  const width = summed.reduce((s, e) => s + e.matrix.size, 0);
+  const sums = new Float64Array(samples * width);
+  weightedSums(draws, n, 0, samples, summed.map((e) => e.matrix), sums);
+  let column = 0;
+  return entries.map((e, i) => {
+    if (exact[i]) return resampledScores(e.metric, e.matrix, draws, samples);
+    const scores = new Float64Array(samples);
+    for (let s = 0; s < samples; s++) {
+      const view = sums.subarray(s * width + column, s * width + column + e.matrix.size);
+      scores[s] = e.metric.float32Score ? e.metric.float32Score(view) : e.metric.scoreFromStatistics(view);
+    }
+    column += e.matrix.size;
+    return scores;
+  });
+}
+
 /** sacrebleu `estimate_ci`: the mean of the resampled scores and half the width of their central 95% range. */
 export function estimateCi(scores: Float64Array, single: boolean): { mean: number; ci: number } {
   const sorted = Float64Array.from(scores).sort();
@@ -105,15 +129,13 @@ export interface TestResult {
 /** Paired bootstrap resampling (Koehn 2004) as sacrebleu runs it; `baselineScores` are the baseline's resamples. */
 export function pairedBootstrapTest(
   metric: Metric<any>,
-  system: StatisticsMatrix,
   baselineScore: number,
   systemScore: number,
   baselineScores: Float64Array,
-  draws: Int32Array,
+  systemScores: Float64Array,
   samples: number,
 ): TestResult {
   const single = metric.float32Scores === true;
-  const systemScores = resampledScores(metric, system, draws, samples);
   const { mean, ci } = estimateCi(systemScores, single);
   const diffs = new Float64Array(samples);
   for (let s = 0; s < samples; s++) {
