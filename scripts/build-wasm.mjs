@@ -1,4 +1,4 @@
-// Regenerates src/stats/pcg64-wasm.ts from wasm/pcg64.wat. Needs the dev tool `wabt` (npm i --no-save wabt@1.0.37);
+// Regenerates src/stats/pcg64-wasm.ts from wasm/pcg64.wat (`npm run build:wasm`, with the dev dependency `wabt`);
 // the generated module is committed, so installing or testing codegauge never compiles anything.
 import { readFileSync, writeFileSync } from 'node:fs';
 import wabtInit from 'wabt';
