@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LlmClient } from '../src/llm/client.js';
+import { parseModelSpec } from '../src/llm/model-spec.js';
+import { LlmStore } from '../src/llm/store.js';
+import { LlmError } from '../src/llm/types.js';
+import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
+
+const servers: FakeServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+async function server(options: Parameters<typeof startFakeLlmServer>[0] = {}) {
+  const s = await startFakeLlmServer(options);
+  servers.push(s);
+  return s;
+}
+const model = parseModelSpec('openai:test-model');
+const noSleep = { sleep: async () => {}, random: () => 0.5 };
+const ask = (text: string) => ({ messages: [{ role: 'user' as const, content: text }] });
+
+describe('LLM runtime', () => {
+  it('sends temperature 0 by default, counts tokens and caches identical requests', async () => {
+    const s = await server({ reply: (body) => `echo ${body.messages[0].content}` });
+    const store = new LlmStore(':memory:');
+    const client = new LlmClient({ baseUrls: [s.url], store, ...noSleep });
+    const a = await client.chat(model, ask('hello'));
+    const b = await client.chat(model, ask('hello'));
+    expect(a).toEqual({ text: 'echo hello', promptTokens: 10, completionTokens: 5, cached: false });
+    expect(b.cached).toBe(true);
+    expect(s.requests).toHaveLength(1);
+    expect(s.requests[0].body.temperature).toBe(0);
+    expect(client.usage).toMatchObject({ requests: 1, cacheHits: 1, promptTokens: 10, completionTokens: 5 });
+    const fresh = new LlmClient({ baseUrls: [s.url], store, noCache: true, ...noSleep });
+    await fresh.chat(model, ask('hello'));
+    expect(s.requests).toHaveLength(2);
+    store.close();
+  });
+
+  it('retries 429 (Retry-After), 500, malformed replies, dropped connections and timeouts', async () => {
+    const faults = ['429', '500', 'malformed', 'drop', { slowMs: 400 }] as const;
+    const s = await server({ fault: (i) => (i < faults.length ? faults[i] : 'none'), reply: () => 'finally' });
+    const slept: number[] = [];
+    const client = new LlmClient({ baseUrls: [s.url], retries: 5, timeoutMs: 200, sleep: async (ms) => void slept.push(ms), random: () => 0.5 });
+    const r = await client.chat(model, ask('x'));
+    expect(r.text).toBe('finally');
+    expect(s.requests).toHaveLength(6);
+    expect(client.usage.retries).toBe(5);
+    expect(slept[0]).toBe(0); // Retry-After: 0 wins over backoff
+    expect(slept[1]).toBe(500); // then exponential backoff with jitter: 500 * 2^1 * 0.5
+  });
+
+  it('gives up after the retries and does not retry a 4xx client error', async () => {
+    const s = await server({ fault: () => '500' });
+    const client = new LlmClient({ baseUrls: [s.url], retries: 2, ...noSleep });
+    await expect(client.chat(model, ask('x'))).rejects.toThrow(/HTTP 500/);
+    expect(s.requests).toHaveLength(3);
+    const refused = new LlmClient({ baseUrls: ['http://127.0.0.1:9/v1'], retries: 1, ...noSleep });
+    await expect(refused.chat(model, ask('x'))).rejects.toBeInstanceOf(LlmError);
+    expect(refused.usage.failures).toBe(1);
+  });
+
+  it('spreads requests over several servers and respects the concurrency limit', async () => {
+    const a = await server({ fault: () => ({ slowMs: 30 }) });
+    const b = await server({ fault: () => ({ slowMs: 30 }) });
+    const client = new LlmClient({ baseUrls: [a.url, b.url], concurrency: 3, ...noSleep });
+    await Promise.all(Array.from({ length: 12 }, (_, i) => client.chat(model, ask(`q${i}`))));
+    expect(a.requests.length + b.requests.length).toBe(12);
+    expect(a.requests.length).toBeGreaterThan(2);
+    expect(b.requests.length).toBeGreaterThan(2);
+    expect(a.maxConcurrent + b.maxConcurrent).toBeLessThanOrEqual(3 * 2);
+    expect(Math.max(a.maxConcurrent, b.maxConcurrent)).toBeLessThanOrEqual(3);
+  });
+
+  it('embeds through an OpenAI-compatible server', async () => {
+    const s = await server({ embed: (t) => [t.length, 2] });
+    const client = new LlmClient({ baseUrls: [s.url], ...noSleep });
+    expect(await client.embed(parseModelSpec('openai:emb'), ['ab', 'abc'])).toEqual([[2, 2], [3, 2]]);
+  });
+
+  it('rejects bad model specs and a missing server', async () => {
+    expect(() => parseModelSpec('gpt-4')).toThrow(/expected openai:MODEL/);
+    await expect(new LlmClient({}).chat(model, ask('x'))).rejects.toThrow(/--base-url/);
+  });
+
+  it('keeps finished run items so that a run resumes', () => {
+    const store = new LlmStore(':memory:');
+    store.finish('run1', 'q1', { score: 1 });
+    expect(store.finished('run1', 'q1')).toEqual({ score: 1 });
+    expect(store.finished('run1', 'q2')).toBeUndefined();
+    expect(store.items('run1')).toEqual([{ item: 'q1', result: { score: 1 } }]);
+  });
+});
