@@ -1,0 +1,62 @@
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { LlmClient } from './client.js';
+import { parseModelSpec } from './model-spec.js';
+
+/**
+ * Sentence embeddings for SBC's semantic similarity:
+ * - `local`: transformers.js running `Xenova/all-MiniLM-L6-v2` (fp32, mean pooling, L2-normalised — what
+ *   sentence-transformers does for all-MiniLM-L6-v2), downloaded once into a cache folder, or read from
+ *   `--embed-model-dir` with no network;
+ * - `ollama:MODEL` / `openai:MODEL`: through the LLM runtime (cached like chat replies).
+ */
+export type Embedder = ((texts: string[]) => Promise<number[][]>) & { id: string };
+
+export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+export interface EmbedderOptions {
+  spec: string;
+  /** A folder holding one transformers.js model (config.json, tokenizer.json, onnx/model.onnx): no download. */
+  modelDir?: string;
+  cacheDir?: string;
+  client?: LlmClient;
+}
+
+export async function createEmbedder(options: EmbedderOptions): Promise<Embedder> {
+  if (options.spec === 'local') {
+    const transformers = await import('@huggingface/transformers');
+    const { env, pipeline } = transformers;
+    let model = DEFAULT_LOCAL_MODEL;
+    if (options.modelDir) {
+      const dir = resolve(options.modelDir);
+      env.localModelPath = dirname(dir) + '/';
+      env.allowLocalModels = true;
+      env.allowRemoteModels = false;
+      model = basename(dir);
+    } else {
+      env.cacheDir = options.cacheDir ?? process.env.CODEGAUGE_MODEL_CACHE ?? join(homedir(), '.cache', 'codegauge', 'models');
+    }
+    const extractor = await pipeline('feature-extraction', model, { dtype: 'fp32' });
+    const embed = async (texts: string[]) => {
+      const output = await extractor(texts, { pooling: 'mean', normalize: true });
+      return output.tolist() as number[][];
+    };
+    return Object.assign(embed, { id: options.modelDir ? `local:${basename(resolve(options.modelDir))}` : `local:${DEFAULT_LOCAL_MODEL}` });
+  }
+  const spec = parseModelSpec(options.spec);
+  if (!options.client) throw new Error(`embedding model ${options.spec} needs an LLM client`);
+  const client = options.client;
+  return Object.assign((texts: string[]) => client.embed(spec, texts), { id: options.spec });
+}
+
+export function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
