@@ -6,13 +6,19 @@ import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js'
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
 import { terminalProgress } from './progress.js';
+import { addSbcCommands } from './sbc.js';
+import { ModelSpecError } from '../llm/model-spec.js';
+import { LlmError } from '../llm/types.js';
 import { formatComparisonTable, formatMetaTable, formatScoreTable } from './format.js';
 import { metaEvaluate, modelPairStudy } from '../meta.js';
 import { meanAggregation, mmsr } from '../stats/aggregation.js';
 import { numericColumn, readTable, stringColumn } from '../io/table.js';
 import { compareSystems } from '../compare.js';
 
-/** Exit codes: 0 success, 1 unexpected failure, 2 bad input or usage. */
+/** A command that completed but must signal failure (e.g. `sbc check` below its minimum) sets this. */
+export const exitRequest = { code: 0 };
+
+/** Exit codes: 0 success, 1 unexpected failure or a failed check, 2 bad input or usage. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -156,6 +162,8 @@ export function buildProgram(io: CliIo): Command {
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatMetaTable(report));
     });
 
+  addSbcCommands(program, io);
+
   program
     .command('aggregate')
     .description('aggregate several graders\' labels per item: M-MSR (robust skill-weighted vote, as "Out of the BLEU") or the mean')
@@ -203,15 +211,20 @@ export async function runCli(
   io: CliIo = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s), progress: terminalProgress },
 ): Promise<number> {
   const program = buildProgram(io);
+  exitRequest.code = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return EXIT_OK;
+    return exitRequest.code || EXIT_OK;
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
     }
-    if (e instanceof InputError || e instanceof SpecError || e instanceof UnknownLanguageError) {
+    if (e instanceof LlmError) {
+      io.err(`codegauge: error: ${e.message}\n`);
+      return EXIT_FAILURE;
+    }
+    if (e instanceof InputError || e instanceof SpecError || e instanceof UnknownLanguageError || e instanceof ModelSpecError) {
       io.err(`codegauge: error: ${e.message}\n`);
       return EXIT_USAGE;
     }

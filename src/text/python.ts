@@ -93,3 +93,20 @@ export function fsum(values: Iterable<number>): number {
   }
   return hi;
 }
+
+/** Python's round(x, nd): the exact binary value rounded to nd decimals, exact ties to even. */
+export function pyRound(x: number, nd: number): number {
+  if (!Number.isFinite(x)) return x;
+  // toFixed rounds the exact binary value (ties away from zero); a tie is only possible for short dyadic values,
+  // whose expansion toFixed(nd + 30) shows exactly.
+  const expansion = Math.abs(x).toFixed(nd + 30);
+  const tail = expansion.slice(expansion.indexOf('.') + 1 + nd);
+  if (/^50*$/.test(tail)) {
+    const head = expansion.slice(0, expansion.length - tail.length).replace(/\.$/, '');
+    const truncated = Number(head);
+    const lastDigit = Number(head[head.length - 1]);
+    const rounded = lastDigit % 2 === 0 ? truncated : truncated + 10 ** -nd;
+    return Math.sign(x) * Number(rounded.toFixed(nd));
+  }
+  return Number(x.toFixed(nd));
+}

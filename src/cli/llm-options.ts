@@ -1,0 +1,67 @@
+import { join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { LlmClient } from '../llm/client.js';
+import { createEmbedder, type Embedder } from '../llm/embeddings.js';
+import { LlmStore } from '../llm/store.js';
+
+/** The options every LLM-backed command shares, and building the runtime from them. */
+export interface LlmCliOptions {
+  baseUrl?: string[];
+  apiKey?: string;
+  ollamaHost?: string[];
+  embed: string;
+  embedModelDir?: string;
+  embedBaseUrl?: string[];
+  concurrency: number;
+  timeout: number;
+  retries: number;
+  cache: boolean;
+  cacheFile: string;
+  temperature: number;
+  seed?: number;
+  maxTokens?: number;
+}
+
+const list = (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+const number = (name: string, check: (x: number) => boolean) => (v: string) => {
+  const x = Number(v);
+  if (!Number.isFinite(x) || !check(x)) throw new Error(`${name}: invalid value "${v}"`);
+  return x;
+};
+
+export function addLlmOptions(command: Command): Command {
+  return command
+    .option('--base-url <url>', 'OpenAI-compatible server(s) for openai: models; repeat or comma-separate to spread load (default OPENAI_BASE_URL)', list)
+    .option('--api-key <key>', 'API key for OpenAI-compatible servers (default OPENAI_API_KEY)')
+    .option('--ollama-host <url>', 'Ollama host(s) for ollama: models (default OLLAMA_HOST or http://127.0.0.1:11434)', list)
+    .option('--embed <spec>', 'embedding model: local (all-MiniLM-L6-v2 via transformers.js), ollama:MODEL or openai:MODEL', 'local')
+    .option('--embed-model-dir <dir>', 'offline folder of a transformers.js embedding model (no download)')
+    .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', list)
+    .option('--concurrency <n>', 'requests in flight at once', number('--concurrency', (x) => Number.isInteger(x) && x >= 1), 4)
+    .option('--timeout <seconds>', 'per-request timeout', number('--timeout', (x) => x > 0), 120)
+    .option('--retries <n>', 'retries on 429/5xx/network errors', number('--retries', (x) => Number.isInteger(x) && x >= 0), 4)
+    .option('--no-cache', 'do not answer from the response cache')
+    .option('--cache-file <file>', 'SQLite response cache and run store', join('.codegauge', 'cache.sqlite'))
+    .option('--temperature <t>', 'sampling temperature', number('--temperature', (x) => x >= 0), 0)
+    .option('--seed <n>', 'sampling seed (where the server supports it)', number('--seed', Number.isInteger))
+    .addOption(new Option('--max-tokens <n>', 'maximum tokens per reply').argParser(number('--max-tokens', (x) => Number.isInteger(x) && x > 0)));
+}
+
+export interface LlmRuntime {
+  client: LlmClient;
+  store: LlmStore;
+  embed: Embedder;
+  close(): void;
+}
+
+export async function buildRuntime(o: LlmCliOptions): Promise<LlmRuntime> {
+  const env = process.env;
+  const baseUrls = o.baseUrl?.length ? o.baseUrl : env.OPENAI_BASE_URL ? env.OPENAI_BASE_URL.split(',') : [];
+  const ollamaHosts = o.ollamaHost?.length ? o.ollamaHost : [env.OLLAMA_HOST || 'http://127.0.0.1:11434'];
+  const store = new LlmStore(o.cacheFile);
+  const common = { apiKey: o.apiKey ?? env.OPENAI_API_KEY, ollamaHosts, concurrency: o.concurrency, timeoutMs: o.timeout * 1000, retries: o.retries, store, noCache: !o.cache };
+  const client = new LlmClient({ ...common, baseUrls });
+  const embedClient = o.embedBaseUrl?.length ? new LlmClient({ ...common, baseUrls: o.embedBaseUrl }) : client;
+  const embed = await createEmbedder({ spec: o.embed, modelDir: o.embedModelDir, client: embedClient });
+  return { client, store, embed, close: () => store.close() };
+}

@@ -1,0 +1,174 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { gunzipSync } from 'node:zlib';
+import type { Command } from 'commander';
+import { InputError } from '../io/segments.js';
+import { parseModelSpec } from '../llm/model-spec.js';
+import { reverseMessages } from '../judges/sbc-prompts.js';
+import { RowWriter, SBC_COLUMNS, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
+import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature } from '../judges/sbc.js';
+import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { exitRequest, type CliIo } from './main.js';
+
+/** `codegauge sbc run | score | check`. */
+function readDataset(path: string): SbcRequirement[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new InputError(existsSync(path) ? `invalid JSON (${(e as Error).message})` : 'file not found', path);
+  }
+  if (!Array.isArray(data)) throw new InputError('expected a JSON array of requirements', path);
+  return data.map((row, i) => {
+    if (!row || typeof row !== 'object') throw new InputError(`item ${i}: expected an object`, path);
+    const r = row as Record<string, unknown>;
+    return {
+      question_id: (r.question_id as string | number) ?? i + 1,
+      requirement: typeof r.requirement === 'string' ? r.requirement : '',
+      implementation_layer: String(r.implementation_layer ?? ''),
+      programming_language: String(r.programming_language ?? ''),
+    };
+  });
+}
+
+/** Rows of a CSV (optionally .csv.gz) or JSONL file with input_requirement and reverse_generated_requirement. */
+function readPairs(path: string): Record<string, unknown>[] {
+  if (!existsSync(path)) throw new InputError('file not found', path);
+  let bytes = readFileSync(path);
+  if (path.endsWith('.gz')) bytes = gunzipSync(bytes);
+  const name = path.replace(/\.gz$/, '');
+  let rows: Record<string, unknown>[];
+  if (extname(name) === '.csv') rows = parse(bytes, { columns: true, skip_empty_lines: true, bom: true });
+  else {
+    rows = bytes
+      .toString('utf8')
+      .split('\n')
+      .map((l, i) => ({ l, i }))
+      .filter(({ l }) => l.trim() !== '')
+      .map(({ l, i }) => {
+        try {
+          return JSON.parse(l);
+        } catch (e) {
+          throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
+        }
+      });
+  }
+  rows.forEach((r, i) => {
+    for (const field of ['input_requirement', 'reverse_generated_requirement']) {
+      if (typeof r[field] !== 'string') throw new InputError(`row ${i + 1}: missing field "${field}"`, path);
+    }
+  });
+  return rows;
+}
+
+export function addSbcCommands(program: Command, io: CliIo): void {
+  const sbc = program.command('sbc').description('reverse generation + SBC score: code from a requirement, the requirement back from the code, and how much survived');
+
+  addLlmOptions(
+    sbc
+      .command('run')
+      .description('generate code for each requirement, reverse-generate the requirement, score (requirements x models x iterations)')
+      .requiredOption('--dataset <file>', 'JSON array of {question_id, requirement, implementation_layer, programming_language}')
+      .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', (v: string, p: string[] | undefined) => [...(p ?? []), v])
+      .option('--iterations <n>', 'runs per requirement and model', (v) => Number(v), 3)
+      .option('--limit <n>', 'only the first n requirements', (v) => Number(v))
+      .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
+  ).action(async (opts: LlmCliOptions & { dataset: string; model: string[]; iterations: number; limit?: number; out: string }) => {
+    if (!Number.isInteger(opts.iterations) || opts.iterations < 1) throw new InputError('--iterations must be an integer >= 1');
+    const models = opts.model.map((m) => ({ name: m, spec: parseModelSpec(m) }));
+    let requirements = readDataset(opts.dataset);
+    if (opts.limit !== undefined) requirements = requirements.slice(0, opts.limit);
+    const runtime = await buildRuntime(opts);
+    try {
+      const rows = await runSbc({
+        requirements,
+        models,
+        iterations: opts.iterations,
+        client: runtime.client,
+        embed: runtime.embed,
+        store: runtime.store,
+        outDir: opts.out,
+        temperature: opts.temperature,
+        seed: opts.seed,
+        maxTokens: opts.maxTokens,
+        onProgress: io.progress?.('sbc run'),
+      });
+      const s = summarise(rows);
+      const lines: string[] = [];
+      for (const [model, batches] of Object.entries(s.perBatch)) {
+        for (const [it, b] of Object.entries(batches)) lines.push(`${model} iteration ${it}: mean SBC ${b.mean.toFixed(4)} over ${b.n} requirements${b.failed ? `, ${b.failed} failed` : ''}`);
+      }
+      lines.push('', 'cross-model comparison on each question\'s best iteration:');
+      for (const [model, b] of Object.entries(s.bestPerQuestion).sort((a, b) => b[1].mean - a[1].mean)) lines.push(`  ${model}: ${b.mean.toFixed(4)} (${b.n} questions)`);
+      lines.push('', runtime.client.summary(), `rows written to ${opts.out}/results.jsonl and results.csv`);
+      io.out(lines.join('\n') + '\n');
+    } finally {
+      runtime.close();
+    }
+  });
+
+  addLlmOptions(
+    sbc
+      .command('score')
+      .description('re-score existing pairs (columns input_requirement, reverse_generated_requirement; other columns kept)')
+      .requiredOption('--input <file>', '.csv, .csv.gz or .jsonl')
+      .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
+  ).action(async (opts: LlmCliOptions & { input: string; out: string }) => {
+    const rows = readPairs(opts.input);
+    const runtime = await buildRuntime(opts);
+    try {
+      const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed);
+      const signature = sbcSignature(runtime.embed.id, DEFAULT_SBC_WEIGHTS);
+      const columns = [...new Set([...Object.keys(rows[0] ?? {}), 'final_accuracy_score', 'semantic_similarity', 'bleu_score', 'completeness_score', 'missing_elements', 'extra_elements', 'signature'])];
+      const writer = new RowWriter(opts.out, columns);
+      writer.start(false);
+      rows.forEach((r, i) => writer.write({ ...r, ...scores[i], signature }));
+      const mean = scores.reduce((s, x) => s + x.final_accuracy_score, 0) / Math.max(1, scores.length);
+      io.out(`${rows.length} pairs scored, mean SBC ${mean.toFixed(4)}; ${signature}\nrows written to ${opts.out}/results.jsonl and results.csv\n`);
+    } finally {
+      runtime.close();
+    }
+  });
+
+  addLlmOptions(
+    sbc
+      .command('check')
+      .description('does this code still say what the requirement says? Reverse-generates the requirement from your code and scores it (exit 1 below --min-score)')
+      .requiredOption('--requirement <file-or-text>', 'the requirement: a file, or the text itself')
+      .requiredOption('--code <file>', 'the code to check')
+      .option('--model <spec>', 'model for reverse generation', 'ollama:qwen2.5-coder:14b')
+      .option('--language <name>', 'technology of the code (e.g. react, SpringBoot)', '')
+      .option('--min-score <x>', 'fail below this SBC score', (v) => Number(v), 0.55)
+      .option('--format <format>', 'table or json', 'table'),
+  ).action(async (opts: LlmCliOptions & { requirement: string; code: string; model: string; language: string; minScore: number; format: string }) => {
+    const requirement = existsSync(opts.requirement) ? readFileSync(opts.requirement, 'utf8') : opts.requirement;
+    if (!requirement.trim()) throw new InputError('the requirement is empty');
+    if (!existsSync(opts.code)) throw new InputError('file not found', opts.code);
+    const code = readFileSync(opts.code, 'utf8');
+    const spec = parseModelSpec(opts.model);
+    const runtime = await buildRuntime(opts);
+    try {
+      const reply = await runtime.client.chat(spec, { messages: reverseMessages(code, opts.language), temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens });
+      const reconstructed = reply.text.trim();
+      if (!reconstructed) throw new InputError(`${opts.model} returned an empty reply`);
+      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed);
+      const passed = score.final_accuracy_score >= opts.minScore;
+      if (opts.format === 'json') io.out(JSON.stringify({ ...score, reverse_generated_requirement: reconstructed, passed, min_score: opts.minScore }, null, 2) + '\n');
+      else {
+        io.out(
+          [
+            `SBC score ${score.final_accuracy_score.toFixed(4)} (${passed ? 'pass' : 'FAIL'}, minimum ${opts.minScore})`,
+            `  semantic ${score.semantic_similarity.toFixed(4)}  bleu ${score.bleu_score.toFixed(4)}  completeness ${score.completeness_score.toFixed(4)}`,
+            `reconstructed requirement:\n  ${reconstructed}`,
+            `missing (possible omissions): ${score.missing_elements.join(', ') || '-'}`,
+            `extra (possible hallucinations): ${score.extra_elements.join(', ') || '-'}`,
+          ].join('\n') + '\n',
+        );
+      }
+      if (!passed) exitRequest.code = 1;
+    } finally {
+      runtime.close();
+    }
+  });
+}
