@@ -88,7 +88,9 @@ describe('codegauge sbc run', () => {
     ]));
     const args = ['sbc', 'run', '--dataset', dataset, '--model', 'openai:a', '--model', 'openai:b', '--iterations', '2', '--base-url', s.url, '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, 'run.sqlite'), '--out', join(dir, 'run')];
     const first = await cli(...args);
-    expect(first.code).toBe(0);
+    expect(first.code).toBe(1); // some rows failed: the exit says so, the other rows are kept
+    expect(first.err).toContain('4 of 12 rows failed');
+    expect(first.err).toContain('4 x the dataset row has no requirement');
     const rows = readFileSync(join(dir, 'run/results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(rows).toHaveLength(12);
     const failed = rows.filter((r) => r.status === 'failed');
@@ -100,37 +102,45 @@ describe('codegauge sbc run', () => {
       expect(r.generated_code).toContain(INJECTION); // ... although it was in the code under judgement
       expect(Object.keys(r)).toEqual(expect.arrayContaining(['question_id', 'input_requirement', 'reverse_generated_requirement', 'final_accuracy_score', 'semantic_similarity', 'bleu_score', 'completeness_score', 'missing_elements', 'extra_elements', 'model', 'iteration', 'implementation_layer', 'programming_language', 'generated_code', 'signature']));
     }
+    expect(first.out).toMatch(/openai:a: mean SBC \d\.\d{4} over 4 rows, 2 failed/);
     expect(first.out).toMatch(/openai:a iteration 1: mean SBC \d\.\d{4} over 2 requirements, 1 failed/);
+    expect(first.out).toContain('16 requests, 0 cache hits, 0 retries, 0 failures, 160 prompt + 80 completion tokens');
     expect(first.out).toContain('cross-model comparison');
     const requests = s.requests.length;
     expect(requests).toBe(16); // 2 models x 2 iterations x 2 valid questions x (generation + reverse)
     // A second run finds every finished row in the run store and sends nothing.
     const second = await cli(...args);
-    expect(second.code).toBe(0);
+    expect(second.code).toBe(1);
     expect(s.requests.length).toBe(requests);
     expect(readFileSync(join(dir, 'run/results.jsonl'), 'utf8').trim().split('\n')).toHaveLength(12);
   });
 
-  it('survives kill -9 in the middle of a run without losing or duplicating rows', async () => {
+  it.each([['kill -9', 'SIGKILL'], ['Ctrl-C', 'SIGINT']] as const)('survives %s in the middle of a run without losing or duplicating rows', async (_, signal) => {
     const s = await startFakeLlmServer({ reply: scripted, fault: () => ({ slowMs: 150 }) });
     servers.push(s);
     const dataset = join(dir, 'dataset-kill.json');
     const requirements = Array.from({ length: 8 }, (_, i) => ({ question_id: i + 1, requirement: `The system shall save the user data number ${i + 1}.`, implementation_layer: 'Data', programming_language: 'SQL' }));
     writeFileSync(dataset, JSON.stringify(requirements));
-    const out = join(dir, 'kill');
-    const args = [join(ROOT, 'bin/codegauge.js'), 'sbc', 'run', '--dataset', dataset, '--model', 'openai:k', '--iterations', '1', '--concurrency', '2', '--base-url', s.url, '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, 'kill.sqlite'), '--out', out];
-    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    const out = join(dir, `kill-${signal}`);
+    const args = [join(ROOT, 'bin/codegauge.js'), 'sbc', 'run', '--dataset', dataset, '--model', 'openai:k', '--iterations', '1', '--concurrency', '2', '--base-url', s.url, '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, `kill-${signal}.sqlite`), '--out', out];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
         const path = join(out, 'results.jsonl');
         if (existsSync(path) && readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).length >= 2) {
           clearInterval(timer);
-          child.kill('SIGKILL');
+          child.kill(signal);
           resolve();
         }
       }, 20);
     });
-    await new Promise((r) => child.on('exit', r));
+    const killed = await new Promise((r) => child.on('exit', (code, sig) => r(code ?? sig)));
+    if (signal === 'SIGINT') {
+      expect(killed).toBe(130);
+      expect(stderr).toContain('interrupted; finished rows are kept');
+    }
     const before = s.requests.length;
     const resumed = spawn(process.execPath, args, { stdio: 'ignore' });
     const code = await new Promise((r) => resumed.on('exit', r));
@@ -145,10 +155,36 @@ describe('codegauge sbc run', () => {
     const dataset = join(dir, 'dataset-down.json');
     writeFileSync(dataset, JSON.stringify([{ question_id: 1, requirement: 'The system shall save data.', programming_language: 'SQL', implementation_layer: 'Data' }]));
     const r = await cli('sbc', 'run', '--dataset', dataset, '--model', 'openai:x', '--iterations', '1', '--base-url', 'http://127.0.0.1:9/v1', '--retries', '0', '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, 'down.sqlite'), '--out', join(dir, 'down'));
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     const row = JSON.parse(readFileSync(join(dir, 'down/results.jsonl'), 'utf8').trim());
     expect(row.status).toBe('failed');
     expect(row.error).toMatch(/127\.0\.0\.1:9/);
+  });
+
+  it('marks rows failed for a model the server does not have and for empty replies; other models continue', async () => {
+    const s = await startFakeLlmServer({ models: ['good', 'mute'], reply: (body) => (body.model === 'mute' ? '' : scripted(body)) });
+    servers.push(s);
+    const dataset = join(dir, 'dataset-models.json');
+    writeFileSync(dataset, JSON.stringify([{ question_id: 7, requirement: 'The system shall display a login form.', programming_language: 'react', implementation_layer: 'UI' }]));
+    const r = await cli('sbc', 'run', '--dataset', dataset, '--model', 'openai:good', '--model', 'openai:nope', '--model', 'openai:mute', '--iterations', '1', '--base-url', s.url, '--price', 'openai:good=1000/2000', '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, 'models.sqlite'), '--out', join(dir, 'models'));
+    expect(r.code).toBe(1);
+    const rows = readFileSync(join(dir, 'models/results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const byModel = Object.fromEntries(rows.map((row) => [row.model, row]));
+    expect(byModel['openai:good'].status).toBe('ok');
+    expect(byModel['openai:nope'].status).toBe('failed');
+    expect(byModel['openai:nope'].error).toMatch(/HTTP 404.*model 'nope' not found/);
+    expect(byModel['openai:mute'].error).toContain('empty reply');
+    // A 404 is not retried: 2 requests for good, 1 for nope, 1 for mute.
+    expect(s.requests).toHaveLength(4);
+    // 2 priced requests x (10 prompt x $1000 + 5 completion x $2000) per 1M tokens = $0.04.
+    expect(r.out).toContain('cost $0.0400');
+    expect(r.err).toContain('2 of 3 rows failed');
+  });
+
+  it('rejects a malformed --price with a usage error', async () => {
+    const r = await cli('sbc', 'run', '--dataset', 'x.json', '--model', 'openai:a', '--price', 'openai:a=cheap', '--out', join(dir, 'never'));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--price: expected MODEL=PROMPT_USD/COMPLETION_USD');
   });
 });
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LlmClient } from '../llm/client.js';
 import { createEmbedder, type Embedder } from '../llm/embeddings.js';
 import { LlmStore } from '../llm/store.js';
@@ -20,12 +20,21 @@ export interface LlmCliOptions {
   temperature: number;
   seed?: number;
   maxTokens?: number;
+  price?: Record<string, { prompt: number; completion: number }>;
 }
 
 const list = (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+/** `--price MODEL=IN/OUT`: USD per 1M prompt and completion tokens, e.g. openai:gpt-4o-mini=0.15/0.60. */
+const price = (value: string, previous: Record<string, { prompt: number; completion: number }> | undefined) => {
+  const m = /^(.+)=([0-9.]+)\/([0-9.]+)$/.exec(value.trim());
+  if (!m || !Number.isFinite(Number(m[2])) || !Number.isFinite(Number(m[3]))) {
+    throw new InvalidArgumentError(`--price: expected MODEL=PROMPT_USD/COMPLETION_USD per 1M tokens (e.g. openai:gpt-4o-mini=0.15/0.60), got "${value}"`);
+  }
+  return { ...previous, [m[1]]: { prompt: Number(m[2]), completion: Number(m[3]) } };
+};
 const number = (name: string, check: (x: number) => boolean) => (v: string) => {
   const x = Number(v);
-  if (!Number.isFinite(x) || !check(x)) throw new Error(`${name}: invalid value "${v}"`);
+  if (!Number.isFinite(x) || !check(x)) throw new InvalidArgumentError(`${name}: invalid value "${v}"`);
   return x;
 };
 
@@ -44,6 +53,7 @@ export function addLlmOptions(command: Command): Command {
     .option('--cache-file <file>', 'SQLite response cache and run store', join('.codegauge', 'cache.sqlite'))
     .option('--temperature <t>', 'sampling temperature', number('--temperature', (x) => x >= 0), 0)
     .option('--seed <n>', 'sampling seed (where the server supports it)', number('--seed', Number.isInteger))
+    .option('--price <model=in/out>', 'USD per 1M prompt/completion tokens for the cost line; repeat per model', price)
     .addOption(new Option('--max-tokens <n>', 'maximum tokens per reply').argParser(number('--max-tokens', (x) => Number.isInteger(x) && x > 0)));
 }
 
@@ -59,7 +69,7 @@ export async function buildRuntime(o: LlmCliOptions): Promise<LlmRuntime> {
   const baseUrls = o.baseUrl?.length ? o.baseUrl : env.OPENAI_BASE_URL ? env.OPENAI_BASE_URL.split(',') : [];
   const ollamaHosts = o.ollamaHost?.length ? o.ollamaHost : [env.OLLAMA_HOST || 'http://127.0.0.1:11434'];
   const store = new LlmStore(o.cacheFile);
-  const common = { apiKey: o.apiKey ?? env.OPENAI_API_KEY, ollamaHosts, concurrency: o.concurrency, timeoutMs: o.timeout * 1000, retries: o.retries, store, noCache: !o.cache };
+  const common = { apiKey: o.apiKey ?? env.OPENAI_API_KEY, ollamaHosts, concurrency: o.concurrency, timeoutMs: o.timeout * 1000, retries: o.retries, store, noCache: !o.cache, prices: o.price };
   const client = new LlmClient({ ...common, baseUrls });
   const embedClient = o.embedBaseUrl?.length ? new LlmClient({ ...common, baseUrls: o.embedBaseUrl }) : client;
   const embed = await createEmbedder({ spec: o.embed, modelDir: o.embedModelDir, client: embedClient });

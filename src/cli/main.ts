@@ -47,7 +47,7 @@ export interface CliIo {
   out: (s: string) => void;
   err: (s: string) => void;
   /** A progress reporter for long commands (a bar on a terminal, nothing in pipes and CI). */
-  progress?: (label: string) => (done: number, total: number) => void;
+  progress?: (label: string, detail?: () => string) => (done: number, total: number) => void;
 }
 
 export function buildProgram(io: CliIo): Command {

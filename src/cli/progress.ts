@@ -1,8 +1,8 @@
 /**
  * A progress bar with ETA on an interactive terminal (stderr); silent when stderr is not a TTY or CI is set, so
- * pipes and logs stay clean.
+ * pipes and logs stay clean. `detail` adds live counters (cache hits, tokens) after the ETA.
  */
-export function terminalProgress(label: string): (done: number, total: number) => void {
+export function terminalProgress(label: string, detail?: () => string): (done: number, total: number) => void {
   if (!process.stderr.isTTY || process.env.CI) return () => {};
   const start = Date.now();
   let last = 0;
@@ -15,7 +15,7 @@ export function terminalProgress(label: string): (done: number, total: number) =
     const filled = Math.round(fraction * width);
     const elapsed = (now - start) / 1000;
     const eta = done > 0 ? (elapsed * (total - done)) / done : 0;
-    process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ETA ${eta.toFixed(0)}s `);
+    process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ETA ${eta.toFixed(0)}s${detail ? ` ${detail()}` : ''} `);
     if (done >= total) process.stderr.write('\n');
   };
 }

@@ -80,6 +80,13 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     let requirements = readDataset(opts.dataset);
     if (opts.limit !== undefined) requirements = requirements.slice(0, opts.limit);
     const runtime = await buildRuntime(opts);
+    // Ctrl-C: finished rows are already in the run store; say how to resume and leave with the shell's 130.
+    const onInterrupt = () => {
+      io.err(`\ncodegauge: interrupted; finished rows are kept in ${opts.cacheFile}, rerun the same command to resume\n`);
+      runtime.close();
+      process.exit(130);
+    };
+    process.once('SIGINT', onInterrupt);
     try {
       const rows = await runSbc({
         requirements,
@@ -92,18 +99,29 @@ export function addSbcCommands(program: Command, io: CliIo): void {
         temperature: opts.temperature,
         seed: opts.seed,
         maxTokens: opts.maxTokens,
-        onProgress: io.progress?.('sbc run'),
+        onProgress: io.progress?.('sbc run', () => runtime.client.counters()),
       });
       const s = summarise(rows);
       const lines: string[] = [];
       for (const [model, batches] of Object.entries(s.perBatch)) {
-        for (const [it, b] of Object.entries(batches)) lines.push(`${model} iteration ${it}: mean SBC ${b.mean.toFixed(4)} over ${b.n} requirements${b.failed ? `, ${b.failed} failed` : ''}`);
+        const m = s.perModel[model];
+        lines.push(`${model}: mean SBC ${m.mean.toFixed(4)} over ${m.n} rows${m.failed ? `, ${m.failed} failed` : ''}`);
+        for (const [it, b] of Object.entries(batches)) lines.push(`  ${model} iteration ${it}: mean SBC ${b.mean.toFixed(4)} over ${b.n} requirements${b.failed ? `, ${b.failed} failed` : ''}`);
       }
       lines.push('', 'cross-model comparison on each question\'s best iteration:');
       for (const [model, b] of Object.entries(s.bestPerQuestion).sort((a, b) => b[1].mean - a[1].mean)) lines.push(`  ${model}: ${b.mean.toFixed(4)} (${b.n} questions)`);
       lines.push('', runtime.client.summary(), `rows written to ${opts.out}/results.jsonl and results.csv`);
       io.out(lines.join('\n') + '\n');
+      const failed = rows.filter((r) => r.status === 'failed');
+      if (failed.length) {
+        // Finished rows are kept; rerunning the same command retries only the failed ones.
+        const reasons = new Map<string, number>();
+        for (const r of failed) reasons.set(r.error ?? 'unknown', (reasons.get(r.error ?? 'unknown') ?? 0) + 1);
+        io.err(`codegauge: ${failed.length} of ${rows.length} rows failed (rerun the same command to retry them):\n${[...reasons].map(([why, n]) => `  ${n} x ${why}`).join('\n')}\n`);
+        exitRequest.code = 1;
+      }
     } finally {
+      process.off('SIGINT', onInterrupt);
       runtime.close();
     }
   });

@@ -133,9 +133,15 @@ export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
   return rows;
 }
 
-/** Mean final score per model and iteration, and per model over each question's best iteration. */
-export function summarise(rows: SbcRow[]): { perBatch: Record<string, Record<number, { mean: number; n: number; failed: number }>>; bestPerQuestion: Record<string, { mean: number; n: number }> } {
-  const perBatch: Record<string, Record<number, { mean: number; n: number; failed: number }>> = {};
+interface BatchSummary {
+  mean: number;
+  n: number;
+  failed: number;
+}
+
+/** Mean final score per model, per model and iteration, and per model over each question's best iteration. */
+export function summarise(rows: SbcRow[]): { perModel: Record<string, BatchSummary>; perBatch: Record<string, Record<number, BatchSummary>>; bestPerQuestion: Record<string, { mean: number; n: number }> } {
+  const perBatch: Record<string, Record<number, BatchSummary>> = {};
   const best: Record<string, Map<string | number, number>> = {};
   for (const r of rows) {
     const b = ((perBatch[r.model] ??= {})[r.iteration] ??= { mean: 0, n: 0, failed: 0 });
@@ -148,7 +154,17 @@ export function summarise(rows: SbcRow[]): { perBatch: Record<string, Record<num
     const m = (best[r.model] ??= new Map());
     m.set(r.question_id, Math.max(m.get(r.question_id) ?? -Infinity, r.final_accuracy_score!));
   }
-  for (const model of Object.values(perBatch)) for (const b of Object.values(model)) b.mean = b.n ? b.mean / b.n : NaN;
+  const perModel: Record<string, BatchSummary> = {};
+  for (const [name, model] of Object.entries(perBatch)) {
+    const total = (perModel[name] = { mean: 0, n: 0, failed: 0 });
+    for (const b of Object.values(model)) {
+      total.mean += b.mean;
+      total.n += b.n;
+      total.failed += b.failed;
+      b.mean = b.n ? b.mean / b.n : NaN;
+    }
+    total.mean = total.n ? total.mean / total.n : NaN;
+  }
   const bestPerQuestion = Object.fromEntries(Object.entries(best).map(([m, q]) => [m, { mean: [...q.values()].reduce((s, x) => s + x, 0) / q.size, n: q.size }]));
-  return { perBatch, bestPerQuestion };
+  return { perModel, perBatch, bestPerQuestion };
 }

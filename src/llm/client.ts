@@ -166,6 +166,12 @@ export class LlmClient {
     }
   }
 
+  /** Short live counters for a progress bar. */
+  counters(): string {
+    const u = this.usage;
+    return `${u.requests} req, ${u.cacheHits} cached, ${u.promptTokens + u.completionTokens} tok${u.failures ? `, ${u.failures} failed` : ''}`;
+  }
+
   summary(): string {
     const u = this.usage;
     const cost = u.costUsd > 0 ? `, cost $${u.costUsd.toFixed(4)}` : '';
