@@ -181,6 +181,20 @@ describe('codegauge sbc run', () => {
     expect(r.err).toContain('2 of 3 rows failed');
   });
 
+  it('weights the three parts as asked and names the weights in the signature', async () => {
+    const input = join(dir, 'pairs.jsonl');
+    writeFileSync(input, JSON.stringify({ input_requirement: 'The user shall log in with a password.', reverse_generated_requirement: 'The user shall log in with a password and an email.' }) + '\n');
+    const r = await cli('sbc', 'score', '--input', input, '--weights', '0,1,0', '--embed', 'local', '--embed-model-dir', modelDir, '--cache-file', join(dir, 'w.sqlite'), '--out', join(dir, 'weights'));
+    expect(r.code).toBe(0);
+    const row = JSON.parse(readFileSync(join(dir, 'weights/results.jsonl'), 'utf8'));
+    expect(row.final_accuracy_score).toBe(row.bleu_score);
+    expect(row.bleu_score).toBeGreaterThan(0);
+    expect(row.signature).toContain('weights:0/1/0');
+    const bad = await cli('sbc', 'score', '--input', input, '--weights', '0.7,0.3', '--out', join(dir, 'never'));
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('SEMANTIC,BLEU,COMPLETENESS');
+  });
+
   it('rejects a malformed --price with a usage error', async () => {
     const r = await cli('sbc', 'run', '--dataset', 'x.json', '--model', 'openai:a', '--price', 'openai:a=cheap', '--out', join(dir, 'never'));
     expect(r.code).toBe(2);

@@ -2,12 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { gunzipSync } from 'node:zlib';
-import type { Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { InputError } from '../io/segments.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { reverseMessages } from '../judges/sbc-prompts.js';
 import { RowWriter, SBC_COLUMNS, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
-import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature } from '../judges/sbc.js';
+import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../judges/sbc.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './main.js';
 
@@ -62,10 +62,26 @@ function readPairs(path: string): Record<string, unknown>[] {
   return rows;
 }
 
+/** `--weights S,B,C`: semantic, BLEU and completeness weights (the reference's 0.7,0.1,0.2 by default). */
+function parseWeights(value: string): SbcWeights {
+  const parts = value.split(',').map((x) => Number(x.trim()));
+  if (parts.length !== 3 || parts.some((x) => !Number.isFinite(x) || x < 0)) {
+    throw new InvalidArgumentError(`expected three non-negative numbers SEMANTIC,BLEU,COMPLETENESS such as 0.7,0.1,0.2, got "${value}"`);
+  }
+  return { semantic: parts[0], bleu: parts[1], completeness: parts[2] };
+}
+
+/** Options every sbc command shares: the LLM runtime and the score weights. */
+function addSbcOptions(command: Command): Command {
+  return addLlmOptions(command).addOption(
+    new Option('--weights <s,b,c>', 'weights of semantic similarity, BLEU and completeness').default(DEFAULT_SBC_WEIGHTS, '0.7,0.1,0.2').argParser(parseWeights),
+  );
+}
+
 export function addSbcCommands(program: Command, io: CliIo): void {
   const sbc = program.command('sbc').description('reverse generation + SBC score: code from a requirement, the requirement back from the code, and how much survived');
 
-  addLlmOptions(
+  addSbcOptions(
     sbc
       .command('run')
       .description('generate code for each requirement, reverse-generate the requirement, score (requirements x models x iterations)')
@@ -74,7 +90,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .option('--iterations <n>', 'runs per requirement and model', (v) => Number(v), 3)
       .option('--limit <n>', 'only the first n requirements', (v) => Number(v))
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
-  ).action(async (opts: LlmCliOptions & { dataset: string; model: string[]; iterations: number; limit?: number; out: string }) => {
+  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; dataset: string; model: string[]; iterations: number; limit?: number; out: string }) => {
     if (!Number.isInteger(opts.iterations) || opts.iterations < 1) throw new InputError('--iterations must be an integer >= 1');
     const models = opts.model.map((m) => ({ name: m, spec: parseModelSpec(m) }));
     let requirements = readDataset(opts.dataset);
@@ -92,6 +108,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
         requirements,
         models,
         iterations: opts.iterations,
+        weights: opts.weights,
         client: runtime.client,
         embed: runtime.embed,
         store: runtime.store,
@@ -126,18 +143,18 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     }
   });
 
-  addLlmOptions(
+  addSbcOptions(
     sbc
       .command('score')
       .description('re-score existing pairs (columns input_requirement, reverse_generated_requirement; other columns kept)')
       .requiredOption('--input <file>', '.csv, .csv.gz or .jsonl')
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
-  ).action(async (opts: LlmCliOptions & { input: string; out: string }) => {
+  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; input: string; out: string }) => {
     const rows = readPairs(opts.input);
     const runtime = await buildRuntime(opts);
     try {
-      const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed);
-      const signature = sbcSignature(runtime.embed.id, DEFAULT_SBC_WEIGHTS);
+      const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed, opts.weights);
+      const signature = sbcSignature(runtime.embed.id, opts.weights);
       const columns = [...new Set([...Object.keys(rows[0] ?? {}), 'final_accuracy_score', 'semantic_similarity', 'bleu_score', 'completeness_score', 'missing_elements', 'extra_elements', 'signature'])];
       const writer = new RowWriter(opts.out, columns);
       writer.start(false);
@@ -149,7 +166,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     }
   });
 
-  addLlmOptions(
+  addSbcOptions(
     sbc
       .command('check')
       .description('does this code still say what the requirement says? Reverse-generates the requirement from your code and scores it (exit 1 below --min-score)')
@@ -159,7 +176,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .option('--language <name>', 'technology of the code (e.g. react, SpringBoot)', '')
       .option('--min-score <x>', 'fail below this SBC score', (v) => Number(v), 0.55)
       .option('--format <format>', 'table or json', 'table'),
-  ).action(async (opts: LlmCliOptions & { requirement: string; code: string; model: string; language: string; minScore: number; format: string }) => {
+  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; requirement: string; code: string; model: string; language: string; minScore: number; format: string }) => {
     const requirement = existsSync(opts.requirement) ? readFileSync(opts.requirement, 'utf8') : opts.requirement;
     if (!requirement.trim()) throw new InputError('the requirement is empty');
     if (!existsSync(opts.code)) throw new InputError('file not found', opts.code);
@@ -170,7 +187,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       const reply = await runtime.client.chat(spec, { messages: reverseMessages(code, opts.language), temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens });
       const reconstructed = reply.text.trim();
       if (!reconstructed) throw new InputError(`${opts.model} returned an empty reply`);
-      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed);
+      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed, opts.weights);
       const passed = score.final_accuracy_score >= opts.minScore;
       if (opts.format === 'json') io.out(JSON.stringify({ ...score, reverse_generated_requirement: reconstructed, passed, min_score: opts.minScore }, null, 2) + '\n');
       else {

@@ -49,7 +49,8 @@ export function keywords(text: string): string[] {
     .tokens()
     .each((t: any) => {
       const pos = t.out(its.pos);
-      if (pos === 'NOUN' || pos === 'VERB') out.add(t.out(its.lemma));
+      // spaCy's rule lemmatizer lowercases the lemmas of common nouns and verbs ("API" -> "api").
+      if (pos === 'NOUN' || pos === 'VERB') out.add(String(t.out(its.lemma)).toLowerCase());
       else if (pos === 'PROPN') out.add(t.out(its.value));
     });
   return [...out];
