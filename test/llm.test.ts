@@ -77,6 +77,20 @@ describe('LLM runtime', () => {
     expect(await client.embed(parseModelSpec('openai:emb'), ['ab', 'abc'])).toEqual([[2, 2], [3, 2]]);
   });
 
+  it('talks to Ollama\'s native API: options.temperature/seed/num_predict, tokens, embeddings, unknown models', async () => {
+    const s = await server({ models: ['qwen2.5-coder:14b', 'all-minilm'], reply: (body) => `native ${body.messages[0].content}`, embed: (t) => [t.length] });
+    const host = s.url.replace(/\/v1$/, '');
+    const client = new LlmClient({ ollamaHosts: [host], ...noSleep });
+    const reply = await client.chat(parseModelSpec('ollama:qwen2.5-coder:14b'), { ...ask('hi'), seed: 7, maxTokens: 64 });
+    expect(reply).toEqual({ text: 'native hi', promptTokens: 10, completionTokens: 5, cached: false });
+    expect(s.requests[0].path).toBe('/api/chat');
+    expect(s.requests[0].body.options).toEqual({ temperature: 0, seed: 7, num_predict: 64 });
+    expect(await client.embed(parseModelSpec('ollama:all-minilm'), ['abc', 'a'])).toEqual([[3], [1]]);
+    const missing = client.chat(parseModelSpec('ollama:nope'), ask('hi'));
+    await expect(missing).rejects.toThrow(/HTTP 404.*not found/);
+    expect(s.requests).toHaveLength(3); // a 404 is not retried
+  });
+
   it('rejects bad model specs and a missing server', async () => {
     expect(() => parseModelSpec('gpt-4')).toThrow(/expected openai:MODEL/);
     await expect(new LlmClient({}).chat(model, ask('x'))).rejects.toThrow(/--base-url/);
