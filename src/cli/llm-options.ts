@@ -9,7 +9,8 @@ export interface LlmCliOptions {
   baseUrl?: string[];
   apiKey?: string;
   ollamaHost?: string[];
-  embed: string;
+  /** Absent for commands without embeddings. */
+  embed?: string;
   embedModelDir?: string;
   embedBaseUrl?: string[];
   concurrency: number;
@@ -38,14 +39,11 @@ const number = (name: string, check: (x: number) => boolean) => (v: string) => {
   return x;
 };
 
-export function addLlmOptions(command: Command): Command {
-  return command
+export function addLlmOptions(command: Command, options: { embeddings?: boolean } = {}): Command {
+  command
     .option('--base-url <url>', 'OpenAI-compatible server(s) for openai: models; repeat or comma-separate to spread load (default OPENAI_BASE_URL)', list)
     .option('--api-key <key>', 'API key for OpenAI-compatible servers (default OPENAI_API_KEY)')
     .option('--ollama-host <url>', 'Ollama host(s) for ollama: models (default OLLAMA_HOST or http://127.0.0.1:11434)', list)
-    .option('--embed <spec>', 'embedding model: local (all-MiniLM-L6-v2 via transformers.js), ollama:MODEL or openai:MODEL', 'local')
-    .option('--embed-model-dir <dir>', 'offline folder of a transformers.js embedding model (no download)')
-    .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', list)
     .option('--concurrency <n>', 'requests in flight at once', number('--concurrency', (x) => Number.isInteger(x) && x >= 1), 4)
     .option('--timeout <seconds>', 'per-request timeout', number('--timeout', (x) => x > 0), 120)
     .option('--retries <n>', 'retries on 429/5xx/network errors', number('--retries', (x) => Number.isInteger(x) && x >= 0), 4)
@@ -55,12 +53,18 @@ export function addLlmOptions(command: Command): Command {
     .option('--seed <n>', 'sampling seed (where the server supports it)', number('--seed', Number.isInteger))
     .option('--price <model=in/out>', 'USD per 1M prompt/completion tokens for the cost line; repeat per model', price)
     .addOption(new Option('--max-tokens <n>', 'maximum tokens per reply').argParser(number('--max-tokens', (x) => Number.isInteger(x) && x > 0)));
+  if (options.embeddings === false) return command;
+  return command
+    .option('--embed <spec>', 'embedding model: local (all-MiniLM-L6-v2 via transformers.js), ollama:MODEL or openai:MODEL', 'local')
+    .option('--embed-model-dir <dir>', 'offline folder of a transformers.js embedding model (no download)')
+    .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', list);
 }
 
 export interface LlmRuntime {
   client: LlmClient;
   store: LlmStore;
-  embed: Embedder;
+  /** Present when the command takes --embed. */
+  embed: Embedder | null;
   close(): void;
 }
 
@@ -72,6 +76,6 @@ export async function buildRuntime(o: LlmCliOptions): Promise<LlmRuntime> {
   const common = { apiKey: o.apiKey ?? env.OPENAI_API_KEY, ollamaHosts, concurrency: o.concurrency, timeoutMs: o.timeout * 1000, retries: o.retries, store, noCache: !o.cache, prices: o.price };
   const client = new LlmClient({ ...common, baseUrls });
   const embedClient = o.embedBaseUrl?.length ? new LlmClient({ ...common, baseUrls: o.embedBaseUrl }) : client;
-  const embed = await createEmbedder({ spec: o.embed, modelDir: o.embedModelDir, client: embedClient });
+  const embed = o.embed === undefined ? null : await createEmbedder({ spec: o.embed, modelDir: o.embedModelDir, client: embedClient });
   return { client, store, embed, close: () => store.close() };
 }

@@ -6,13 +6,14 @@ import { describeMetrics, parseMetric, SpecError } from '../metrics/registry.js'
 import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
 import { terminalProgress } from './progress.js';
+import { addJudgeCommand } from './judge.js';
 import { addSbcCommands } from './sbc.js';
 import { ModelSpecError } from '../llm/model-spec.js';
 import { LlmError } from '../llm/types.js';
 import { formatComparisonTable, formatMetaTable, formatScoreTable } from './format.js';
 import { metaEvaluate, modelPairStudy } from '../meta.js';
 import { meanAggregation, mmsr } from '../stats/aggregation.js';
-import { numericColumn, readTable, stringColumn } from '../io/table.js';
+import { joinTables, numericColumn, readTable, stringColumn } from '../io/table.js';
 import { compareSystems } from '../compare.js';
 
 /** A command that completed but must signal failure (e.g. `sbc check` below its minimum) sets this. */
@@ -25,7 +26,7 @@ export const EXIT_USAGE = 2;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-function systemName(path: string, taken: Set<string>): string {
+export function systemName(path: string, taken: Set<string>): string {
   const base = basename(path, extname(path));
   let name = base;
   for (let i = 2; taken.has(name); i++) name = `${base}#${i}`;
@@ -34,7 +35,7 @@ function systemName(path: string, taken: Set<string>): string {
 }
 
 /** A language named by a file's inner extension: `codex.py.jsonl`, `refs.ts.txt`. */
-function inferLanguage(paths: string[]): string | undefined {
+export function inferLanguage(paths: string[]): string | undefined {
   for (const path of paths) {
     const inner = basename(path, extname(path));
     const language = languageOfFile(inner);
@@ -113,7 +114,8 @@ export function buildProgram(io: CliIo): Command {
   program
     .command('meta')
     .description('how well metrics agree with a ground truth (human grades, execution results): Pearson, Spearman, Kendall tau-b/tau-c with p-values and bootstrap CIs')
-    .requiredOption('--input <file>', 'table: .jsonl (one object per line) or .csv (header row)')
+    .requiredOption('--input <file>', 'table: .jsonl (one object per line), .csv (header row), or a score --segments / judge JSON report')
+    .option('--join <file>', 'add the columns of another table (e.g. execution labels), matched on shared columns such as system and segment, else by row; repeatable', collect)
     .requiredOption('--truth <column>', 'the ground-truth column')
     .requiredOption('--metric-column <column>', 'a metric column; repeat for several', collect)
     .option('--group <column>', 'group rows (e.g. by problem) for example-level and pairwise correlations')
@@ -126,9 +128,10 @@ export function buildProgram(io: CliIo): Command {
     .option('--study-samples <n>', 'bootstrap samples of the model-pair study', (v) => positiveInteger(v, '--study-samples'), 500)
     .addOption(new Option('--rng <rng>', 'random generator of the study: numpy (default_rng) or python (random, as the paper)').choices(['numpy', 'python']).default('numpy'))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action((opts: { input: string; truth: string; metricColumn: string[]; group?: string; samples: number; seed: number; modelPairs?: boolean; system?: string; outputColumn?: string; bins: string; studySamples: number; rng: 'numpy' | 'python'; format: 'table' | 'json' }) => {
-      const table = readTable(opts.input);
+    .action((opts: { input: string; join?: string[]; truth: string; metricColumn: string[]; group?: string; samples: number; seed: number; modelPairs?: boolean; system?: string; outputColumn?: string; bins: string; studySamples: number; rng: 'numpy' | 'python'; format: 'table' | 'json' }) => {
+      let table = readTable(opts.input);
       if (table.rows.length === 0) throw new InputError('no rows', opts.input);
+      for (const path of opts.join ?? []) table = joinTables(table, readTable(path));
       const report = metaEvaluate({
         truthName: opts.truth,
         truth: numericColumn(table, opts.truth),
@@ -163,6 +166,7 @@ export function buildProgram(io: CliIo): Command {
     });
 
   addSbcCommands(program, io);
+  addJudgeCommand(program, io);
 
   program
     .command('aggregate')

@@ -110,7 +110,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
         iterations: opts.iterations,
         weights: opts.weights,
         client: runtime.client,
-        embed: runtime.embed,
+        embed: runtime.embed!,
         store: runtime.store,
         outDir: opts.out,
         temperature: opts.temperature,
@@ -153,8 +153,8 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     const rows = readPairs(opts.input);
     const runtime = await buildRuntime(opts);
     try {
-      const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed, opts.weights);
-      const signature = sbcSignature(runtime.embed.id, opts.weights);
+      const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed!, opts.weights);
+      const signature = sbcSignature(runtime.embed!.id, opts.weights);
       const columns = [...new Set([...Object.keys(rows[0] ?? {}), 'final_accuracy_score', 'semantic_similarity', 'bleu_score', 'completeness_score', 'missing_elements', 'extra_elements', 'signature'])];
       const writer = new RowWriter(opts.out, columns);
       writer.start(false);
@@ -187,7 +187,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       const reply = await runtime.client.chat(spec, { messages: reverseMessages(code, opts.language), temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens });
       const reconstructed = reply.text.trim();
       if (!reconstructed) throw new InputError(`${opts.model} returned an empty reply`);
-      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed, opts.weights);
+      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed!, opts.weights);
       const passed = score.final_accuracy_score >= opts.minScore;
       if (opts.format === 'json') io.out(JSON.stringify({ ...score, reverse_generated_requirement: reconstructed, passed, min_score: opts.minScore }, null, 2) + '\n');
       else {

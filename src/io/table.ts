@@ -33,7 +33,8 @@ export function readTable(path: string): Table {
     }
     return { path, rows: records, lines: records.map((_, i) => i + 2) };
   }
-  if (ext !== '.jsonl' && ext !== '.json') throw new InputError('unsupported table format; use .jsonl or .csv', path);
+  if (ext !== '.jsonl' && ext !== '.json') throw new InputError('unsupported table format; use .jsonl, .csv or a score/judge report (.json)', path);
+  if (ext === '.json' && text.trimStart().startsWith('{') && text.includes('"systems"')) return reportTable(path, text);
   const rows: Record<string, unknown>[] = [];
   const lines: number[] = [];
   text.split('\n').forEach((line, i) => {
@@ -80,4 +81,51 @@ export function stringColumn(table: Table, column: string): string[] {
     if (v === undefined || v === null) throw new InputError(`column "${column}" is empty`, table.path, table.lines[i]);
     return String(v);
   });
+}
+
+/**
+ * A `score --segments` or `judge` JSON report as a table: one row per system and segment with the columns
+ * `system`, `segment` (1-based) and one per metric (its per-segment values; null where a judge failed).
+ */
+function reportTable(path: string, text: string): Table {
+  let report: { systems?: { name: string; scores: { metric: string; segments?: (number | null)[] }[] }[] };
+  try {
+    report = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`invalid JSON (${(e as Error).message})`, path);
+  }
+  if (!Array.isArray(report.systems)) throw new InputError('expected a report with "systems"', path);
+  const rows: Record<string, unknown>[] = [];
+  for (const system of report.systems) {
+    const withSegments = system.scores.filter((s) => Array.isArray(s.segments));
+    if (withSegments.length === 0) throw new InputError(`system "${system.name}" has no per-segment values (run score with --segments)`, path);
+    withSegments[0].segments!.forEach((_, i) => {
+      const row: Record<string, unknown> = { system: system.name, segment: i + 1 };
+      for (const s of withSegments) row[s.metric] = s.segments![i];
+      rows.push(row);
+    });
+  }
+  return { path, rows, lines: rows.map(() => 1) };
+}
+
+/**
+ * Adds the columns of `extra` to `table`: rows are matched on the columns both tables have (such as system and
+ * segment), or by position when they share none.
+ */
+export function joinTables(table: Table, extra: Table): Table {
+  const shared = Object.keys(table.rows[0] ?? {}).filter((c) => extra.rows.length > 0 && c in extra.rows[0]);
+  if (shared.length === 0) {
+    if (extra.rows.length !== table.rows.length) {
+      throw new InputError(`${extra.rows.length} rows but ${table.path} has ${table.rows.length}, and no shared column to match them on`, extra.path);
+    }
+    return { ...table, rows: table.rows.map((r, i) => ({ ...extra.rows[i], ...r })) };
+  }
+  const key = (r: Record<string, unknown>) => JSON.stringify(shared.map((c) => String(r[c])));
+  const byKey = new Map(extra.rows.map((r, i) => [key(r), i]));
+  const rows = table.rows.map((r, i) => {
+    const j = byKey.get(key(r));
+    if (j === undefined) throw new InputError(`no row matches ${shared.map((c) => `${c}=${String(r[c])}`).join(', ')} (row ${i + 1} of ${table.path})`, extra.path);
+    return { ...extra.rows[j], ...r };
+  });
+  return { ...table, rows };
 }
