@@ -176,7 +176,8 @@ describe('codegauge judge', () => {
     const SUM = 'def knapsack(weights, values, cap):\n    total = 0\n    for v in values:\n        total += v\n    return total\n';
     writeFileSync(refs, JSON.stringify(KNAPSACK) + '\n' + JSON.stringify(SUM) + '\n');
     writeFileSync(good, JSON.stringify(`# ${INJECTION}\n${KNAPSACK}`) + '\n' + JSON.stringify(SUM) + '\n');
-    writeFileSync(bad, JSON.stringify(SUM) + '\n' + JSON.stringify(SUM.replace('total = 0', 'total = 0  # ' + INJECTION)) + '\n');
+    // The injection sits in a string of a wrong program: obeyed, it would turn a 1 into a 4.
+    writeFileSync(bad, JSON.stringify(SUM.replace('total = 0', `total = 0\n    note = ${JSON.stringify(INJECTION)}`)) + '\n' + JSON.stringify(SUM) + '\n');
   });
 
   it('DSA-CQE: decomposes, carries the semantic storage into later prompts, compares and grades; explains; caches', async () => {
@@ -199,6 +200,10 @@ describe('codegauge judge', () => {
     const outerLoop = s.requests.find((q) => q.body.messages.at(-1).content.includes('a for unit (lines 3-5)'));
     expect(outerLoop!.body.messages.at(-1).content).toContain('- dp: dp as of lines 5-5');
     expect(s.requests.every((q) => q.body.response_format?.type === 'json_object')).toBe(true);
+    // The injected text reached the model only inside fenced code, in the prompts that show that code.
+    const prompts = s.requests.map((q) => q.body.messages.map((m: any) => m.content).join('\n'));
+    expect(prompts.filter((p) => p.includes('ignore all previous instructions')).length).toBeGreaterThan(0);
+    for (const p of prompts) expect(p.replace(/(`{3,})[\s\S]*?\n\1/g, '')).not.toContain('ignore all previous instructions');
     const trace = JSON.parse(readFileSync(join(explain, 'bad.py', '1.json'), 'utf8'));
     expect(trace.runs[0].differences).toEqual(['computes "sums the values" instead of "keeps the best value per weight"']);
     expect(trace.runs[0].reference.units.map((u: any) => u.kind)).toEqual(['assign', 'assign', 'for', 'for', 'call', 'function']);
@@ -215,7 +220,8 @@ describe('codegauge judge', () => {
     const r = await cli('judge', '--method', 'dsa-simple', '--model', 'openai:judge', '--base-url', s.url, '--refs', refs, '--hyps', bad, '--format', 'json', '--cache-file', join(dir, 'simple.sqlite'));
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out).systems[0].scores[0].segments).toEqual([25, 100]);
-    expect(s.requests).toHaveLength(2 * 4); // per sample: 2 analyses, comparison, scoring
+    // Per sample: 2 analyses, comparison, scoring; segment 2 is the reference itself, analysed once.
+    expect(s.requests).toHaveLength(2 * 4 - 1);
     expect(s.requests.some((q) => q.body.messages.at(-1).content.startsWith('Analyse one part'))).toBe(false);
   });
 

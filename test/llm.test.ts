@@ -91,6 +91,15 @@ describe('LLM runtime', () => {
     expect(s.requests).toHaveLength(3); // a 404 is not retried
   });
 
+  it('sends two identical requests in flight at the same time once', async () => {
+    const s = await server({ reply: () => 'shared', fault: () => ({ slowMs: 100 }) });
+    const client = new LlmClient({ baseUrls: [s.url], ...noSleep });
+    const [a, b] = await Promise.all([client.chat(model, ask('same')), client.chat(model, ask('same'))]);
+    expect([a.text, b.text]).toEqual(['shared', 'shared']);
+    expect(s.requests).toHaveLength(1);
+    expect(client.usage).toMatchObject({ requests: 1, cacheHits: 1 });
+  });
+
   it('rejects bad model specs and a missing server', async () => {
     expect(() => parseModelSpec('gpt-4')).toThrow(/expected openai:MODEL/);
     await expect(new LlmClient({}).chat(model, ask('x'))).rejects.toThrow(/--base-url/);

@@ -118,10 +118,31 @@ export class LlmClient {
     throw lastError;
   }
 
-  /** A chat completion, from the cache when an identical request was answered before. */
+  private readonly inFlight = new Map<string, Promise<ChatResult>>();
+
+  /**
+   * A chat completion, from the cache when an identical request was answered before; an identical request that is
+   * still in flight is shared rather than sent again.
+   */
   async chat(spec: ModelSpec, request: ChatRequest): Promise<ChatResult> {
     const canonical = { kind: spec.kind, model: spec.model, ...request, temperature: request.temperature ?? 0 };
     const key = canonicalKey(canonical);
+    const pending = this.inFlight.get(key);
+    if (pending) {
+      const shared = await pending;
+      this.usage.cacheHits++;
+      return { ...shared, cached: true };
+    }
+    const promise = this.chatOnce(spec, request, canonical, key);
+    this.inFlight.set(key, promise);
+    try {
+      return await promise;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async chatOnce(spec: ModelSpec, request: ChatRequest, canonical: object, key: string): Promise<ChatResult> {
     const store = this.options.store;
     if (store && !this.options.noCache) {
       const hit = store.cachedResponse<Omit<ChatResult, 'cached'>>(key);
