@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import type { LanguageId } from '../src/code/languages.js';
 import { extractJsonObject, parseScore } from '../src/judges/replies.js';
 import { corpusCorrelation, exampleCorrelation } from '../src/stats/meta.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
-import { readJson } from './helpers.js';
+import { ROOT, readJson } from './helpers.js';
 
 let dir: string;
 const servers: FakeServer[] = [];
@@ -259,5 +260,17 @@ describe('codegauge judge', () => {
     // Segments 100, 100, 25, 100 against labels 1, 1, 0, 1: the judge separates the failing sample perfectly.
     expect(entry.corpus.pearson.r).toBeCloseTo(1, 12);
     expect(entry.corpus.kendall_b.tau).toBe(1);
+  });
+
+  it('exports the HumanEval judge study inputs (samples, references, problems, execution labels)', () => {
+    const out = join(dir, 'study');
+    const run = spawnSync(process.execPath, [join(ROOT, 'scripts/humaneval-study.mjs'), 'python', out], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    const read = (name: string) => readFileSync(join(out, name), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const [refs, hyps, problems, labels] = ['refs.py.jsonl', 'hyps.py.jsonl', 'problems.jsonl', 'labels.jsonl'].map(read);
+    expect([refs.length, hyps.length, problems.length, labels.length]).toEqual([3220, 3220, 3220, 3220]);
+    expect(labels[0]).toMatchObject({ system: 'hyps.py', segment: 1 });
+    expect(labels.filter((l: any) => l.passed === 1).length).toBeGreaterThan(0);
+    expect(hyps[0].startsWith('def closest_integer(value: str) -> int:')).toBe(true);
   });
 });

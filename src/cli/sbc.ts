@@ -109,6 +109,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
         models,
         iterations: opts.iterations,
         weights: opts.weights,
+        parallel: opts.concurrency,
         client: runtime.client,
         embed: runtime.embed!,
         store: runtime.store,

@@ -82,6 +82,8 @@ export interface SbcRunOptions {
   seed?: number;
   maxTokens?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Rows worked on at once (default 4; match the client's concurrency). */
+  parallel?: number;
 }
 
 export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
@@ -99,37 +101,42 @@ export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
   );
   let finished = done.size;
   options.onProgress?.(finished, tasks.length);
-  await Promise.all(
-    tasks.map(async ({ model, iteration, req }) => {
-      const item = `${model.name}\u0000${iteration}\u0000${req.question_id}`;
-      if (done.has(item)) return;
-      const language = req.programming_language ?? '';
-      const layer = req.implementation_layer ?? '';
-      const signature = sbcSignature(options.embed.id, weights, { model: model.name, temperature, promptVersion: PROMPT_VERSION });
-      const base = { question_id: req.question_id, model: model.name, iteration, implementation_layer: layer, programming_language: language, input_requirement: req.requirement, signature };
-      let row: SbcRow;
-      try {
-        if (!req.requirement || !req.requirement.trim()) throw new Error('the dataset row has no requirement');
-        // Each iteration is its own request: the iteration number goes into the cache key via the seed.
-        const sampling = { temperature, seed: options.seed !== undefined ? options.seed + iteration - 1 : iteration, maxTokens: options.maxTokens };
-        const generated = await options.client.chat(model.spec, { messages: generationMessages(req.requirement, language, layer), ...sampling });
-        const code = extractCode(generated.text);
-        if (!code) throw new Error(`${model.name} returned an empty reply for the code`);
-        const reverse = await options.client.chat(model.spec, { messages: reverseMessages(code, language), ...sampling });
-        const reconstructed = reverse.text.trim();
-        if (!reconstructed) throw new Error(`${model.name} returned an empty reply for the reverse-generated requirement`);
-        const [score] = await sbcScores([{ input: req.requirement, reverse: reconstructed }], options.embed, weights);
-        row = { ...base, reverse_generated_requirement: reconstructed, generated_code: code, ...score, status: 'ok' };
-      } catch (e) {
-        row = { ...base, reverse_generated_requirement: '', generated_code: '', status: 'failed', error: (e as Error).message };
-      }
-      // Only successful rows are final: a failed one is tried again when the run is resumed.
-      if (row.status === 'ok') options.store.finish(runId, item, row);
-      writer.write(row as unknown as Record<string, unknown>);
-      rows.push(row);
-      options.onProgress?.(++finished, tasks.length);
-    }),
-  );
+  // A fixed number of workers take rows in order, so rows finish (and are stored) one after another instead of all
+  // at the end: an interrupted run keeps what it finished.
+  const queue = tasks.values();
+  const runTask = async ({ model, iteration, req }: (typeof tasks)[number]) => {
+    const item = `${model.name}\u0000${iteration}\u0000${req.question_id}`;
+    if (done.has(item)) return;
+    const language = req.programming_language ?? '';
+    const layer = req.implementation_layer ?? '';
+    const signature = sbcSignature(options.embed.id, weights, { model: model.name, temperature, promptVersion: PROMPT_VERSION });
+    const base = { question_id: req.question_id, model: model.name, iteration, implementation_layer: layer, programming_language: language, input_requirement: req.requirement, signature };
+    let row: SbcRow;
+    try {
+      if (!req.requirement || !req.requirement.trim()) throw new Error('the dataset row has no requirement');
+      // Each iteration is its own request: the iteration number goes into the cache key via the seed.
+      const sampling = { temperature, seed: options.seed !== undefined ? options.seed + iteration - 1 : iteration, maxTokens: options.maxTokens };
+      const generated = await options.client.chat(model.spec, { messages: generationMessages(req.requirement, language, layer), ...sampling });
+      const code = extractCode(generated.text);
+      if (!code) throw new Error(`${model.name} returned an empty reply for the code`);
+      const reverse = await options.client.chat(model.spec, { messages: reverseMessages(code, language), ...sampling });
+      const reconstructed = reverse.text.trim();
+      if (!reconstructed) throw new Error(`${model.name} returned an empty reply for the reverse-generated requirement`);
+      const [score] = await sbcScores([{ input: req.requirement, reverse: reconstructed }], options.embed, weights);
+      row = { ...base, reverse_generated_requirement: reconstructed, generated_code: code, ...score, status: 'ok' };
+    } catch (e) {
+      row = { ...base, reverse_generated_requirement: '', generated_code: '', status: 'failed', error: (e as Error).message };
+    }
+    // Only successful rows are final: a failed one is tried again when the run is resumed.
+    if (row.status === 'ok') options.store.finish(runId, item, row);
+    writer.write(row as unknown as Record<string, unknown>);
+    rows.push(row);
+    options.onProgress?.(++finished, tasks.length);
+  };
+  const worker = async () => {
+    for (let next = queue.next(); !next.done; next = queue.next()) await runTask(next.value);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.parallel ?? 4) }, worker));
   return rows;
 }
 
