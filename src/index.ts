@@ -22,3 +22,25 @@ export { Ruby, stringSimilarity, tokenLevenshtein, type RubyLevel } from './metr
 export { treeEditDistance } from './code/tree-edit-distance.js';
 export { graphEditDistance } from './code/graph-edit-distance.js';
 export { CodeBleuCgm } from './metrics/codebleu-cgm.js';
+// Statistics: significance tests, confidence intervals, meta-evaluation, grade aggregation.
+export { compareSystems, DEFAULT_SAMPLES, type ComparisonReport, type ComparisonScore, type PairedTestKind } from './compare.js';
+export { metaEvaluate, modelPairStudy, type MetaReport, type ModelPairReport } from './meta.js';
+export { bootstrapDraws, corpusConfidenceInterval, pairedBootstrapTest, approximateRandomizationTest, DEFAULT_SEED } from './stats/resampling.js';
+export { pearson, spearman, kendall, type Correlation } from './stats/correlation.js';
+export { corpusCorrelation, exampleCorrelation, pairwiseKendall, type CorrelationSet } from './stats/meta.js';
+export { mmsr, meanAggregation, type Answer } from './stats/aggregation.js';
+export { readTable, joinTables, type Table } from './io/table.js';
+// LLM runtime, SBC reverse generation and LLM judges.
+export { LlmClient, type LlmClientOptions, type Usage } from './llm/client.js';
+export { parseModelSpec, type ModelSpec } from './llm/model-spec.js';
+export { LlmStore } from './llm/store.js';
+export { LlmError, type ChatMessage, type ChatRequest, type ChatResult } from './llm/types.js';
+export { createEmbedder, cosine, DEFAULT_LOCAL_MODEL, type Embedder } from './llm/embeddings.js';
+export { sbcScores, sbcSignature, completeness, keywords, DEFAULT_SBC_WEIGHTS, type SbcScore, type SbcWeights } from './judges/sbc.js';
+export { runSbc, summarise as summariseSbc, type SbcRequirement, type SbcRow } from './judges/sbc-run.js';
+export { decompose, type CodeUnit, type UnitKind } from './code/decompose.js';
+export { DsaJudge, SemanticStorage, type DsaOptions } from './judges/dsa.js';
+export { IceJudge, type IceAspect, type IceOptions } from './judges/ice.js';
+export { judgeSystems, judgeSignature, type JudgeRunInput } from './judges/judge-run.js';
+export type { Judge, JudgeSample, JudgeContext, JudgeOutcome } from './judges/judge.js';
+export { parseScore, extractJsonObject } from './judges/replies.js';

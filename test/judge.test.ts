@@ -274,3 +274,13 @@ describe('codegauge judge', () => {
     expect(hyps[0].startsWith('def closest_integer(value: str) -> int:')).toBe(true);
   });
 });
+
+describe('library API', () => {
+  it('exposes what the CLI does: statistics, the LLM runtime, SBC and the judges', async () => {
+    const api = await import('../src/index.js');
+    for (const name of ['compareSystems', 'metaEvaluate', 'corpusCorrelation', 'mmsr', 'LlmClient', 'createEmbedder', 'runSbc', 'sbcScores', 'decompose', 'DsaJudge', 'IceJudge', 'judgeSystems', 'joinTables']) {
+      expect(typeof (api as Record<string, unknown>)[name]).toBe('function');
+    }
+    expect(new api.DsaJudge({ simplified: true }).method).toBe('dsa-simple');
+  });
+});
