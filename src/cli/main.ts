@@ -7,6 +7,7 @@ import { scoreSystems } from '../score.js';
 import { VERSION } from '../version.js';
 import { terminalProgress } from './progress.js';
 import { addJudgeCommand } from './judge.js';
+import { addReportCommands } from './report.js';
 import { addSbcCommands } from './sbc.js';
 import { ModelSpecError } from '../llm/model-spec.js';
 import { LlmError } from '../llm/types.js';
@@ -167,6 +168,7 @@ export function buildProgram(io: CliIo): Command {
 
   addSbcCommands(program, io);
   addJudgeCommand(program, io);
+  addReportCommands(program, io);
 
   program
     .command('aggregate')

@@ -1,0 +1,232 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { VERSION } from '../version.js';
+import type { ReportInput } from './inputs.js';
+
+/**
+ * One self-contained HTML file: tables are plain HTML (readable with JavaScript off), charts are ECharts options
+ * rendered by the ECharts build inlined into the page. Nothing is fetched from the network.
+ */
+const require = createRequire(import.meta.url);
+
+const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const num = (x: unknown, digits = 2) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–');
+
+function table(headers: string[], rows: unknown[][], caption?: string): string {
+  return `<table>${caption ? `<caption>${esc(caption)}</caption>` : ''}<thead><tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c) => `<td>${typeof c === 'object' && c !== null && 'html' in (c as object) ? (c as { html: string }).html : esc(c)}</td>`).join('')}</tr>`)
+    .join('')}</tbody></table>`;
+}
+
+class Charts {
+  private readonly options: unknown[] = [];
+  add(option: unknown, height = 360): string {
+    const id = this.options.length;
+    this.options.push(option);
+    return `<div class="chart" id="chart-${id}" style="height:${height}px" role="img"></div>`;
+  }
+  script(): string {
+    // `<` is escaped so that no data can close the script element.
+    return `<script type="application/json" id="chart-options">${JSON.stringify(this.options).replace(/</g, '\\u003c')}</script>`;
+  }
+}
+
+function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Charts): string {
+  const metrics = [...new Set(input.data.systems.flatMap((s) => s.scores.map((m) => m.metric)))];
+  const rows = input.data.systems.map((s) => [s.name, ...metrics.map((m) => num(s.scores.find((x) => x.metric === m)?.score))]);
+  const signatures = input.data.systems[0]?.scores.map((m) => `<li><code>${esc(m.metric)}</code>: <code>${esc(m.signature)}</code></li>`).join('') ?? '';
+  const chart = charts.add({
+    tooltip: {},
+    legend: {},
+    xAxis: { type: 'category', data: input.data.systems.map((s) => s.name) },
+    yAxis: { type: 'value', name: 'score (0-100)' },
+    series: metrics.map((m) => ({ type: 'bar', name: m, data: input.data.systems.map((s) => s.scores.find((x) => x.metric === m)?.score ?? null) })),
+  });
+  const failures = input.data.systems.flatMap((s) => s.scores.filter((m) => m.details?.failures).map((m) => `${s.name} ${m.metric}: ${m.details!.failures} judge failures (left out of the mean)`));
+  return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+}
+
+function compareSection(input: Extract<ReportInput, { kind: 'compare' }>): string {
+  const r = input.data;
+  const metrics = r.systems[0].scores.map((s) => s.metric);
+  const rows = r.systems.map((s, i) => [
+    i === 0 ? `${s.name} (baseline)` : s.name,
+    ...metrics.map((m) => {
+      const x = s.scores.find((y) => y.metric === m)!;
+      const significant = i > 0 && x.p_value !== null && x.p_value < 0.05;
+      const ci = x.mean !== null && x.ci !== null ? ` (${num(x.mean)} ± ${num(x.ci)})` : '';
+      const p = i > 0 && x.p_value !== null ? ` p=${num(x.p_value, 4)}${significant ? ' *' : ''}` : '';
+      return { html: `<span class="${significant ? 'sig' : ''}">${esc(num(x.score))}${esc(ci)}${esc(p)}</span>` };
+    }),
+  ]);
+  const test = r.test === 'bs' ? `paired bootstrap resampling (${r.samples} samples, seed ${r.seed})` : `approximate randomization (${r.samples} trials, seed ${r.seed})`;
+  return `<h2>Is the difference real? <small>${esc(input.path)}</small></h2><p>${esc(test)}; score (mean ± 95% CI), p-value against the baseline; <b>*</b> p &lt; 0.05.</p>${table(['system', ...metrics], rows)}`;
+}
+
+function metaSection(input: Extract<ReportInput, { kind: 'meta' }>, charts: Charts): string {
+  const r = input.data;
+  const corr = (c: { r?: number; tau?: number; ci?: [number, number] } | undefined) =>
+    c ? `${num(c.r ?? c.tau, 3)}${c.ci ? ` [${num(c.ci[0], 3)}, ${num(c.ci[1], 3)}]` : ''}` : '–';
+  const rows = r.metrics.map((m) => [m.metric, m.n, corr(m.corpus.pearson), corr(m.corpus.spearman), corr(m.corpus.kendall_b), m.example ? corr(m.example.kendall_b) : '–', m.pairwise_kendall ? num(m.pairwise_kendall.tau, 3) : '–']);
+  const sorted = [...r.metrics].sort((a, b) => b.corpus.kendall_b.tau - a.corpus.kendall_b.tau);
+  let html = `<h2>Agreement with ${esc(r.truth)} <small>${esc(input.path)}</small></h2>${table(['metric', 'n', 'Pearson', 'Spearman', 'Kendall τ-b', 'Kendall τ-b (per item)', 'pairwise Kendall'], rows)}`;
+  html += charts.add({
+    tooltip: {},
+    xAxis: { type: 'category', data: sorted.map((m) => m.metric) },
+    yAxis: { type: 'value', name: `Kendall τ-b with ${r.truth}` },
+    series: [{ type: 'bar', data: sorted.map((m) => Number(m.corpus.kendall_b.tau.toFixed(4))) }],
+  }, 300);
+  if (r.points) {
+    html += '<div class="grid">';
+    for (const [metric, points] of Object.entries(r.points)) {
+      html += `<div><h3>${esc(metric)} vs ${esc(r.truth)}</h3>${charts.add({ tooltip: {}, xAxis: { type: 'value', name: r.truth }, yAxis: { type: 'value', name: metric }, series: [{ type: 'scatter', symbolSize: 4, data: points }] }, 280)}</div>`;
+    }
+    html += '</div>';
+  }
+  if (r.model_pairs) {
+    html += `<h3>Model pairs: does the metric pick the same winner as ${esc(r.truth)}?</h3><p>${r.model_pairs.systems.length} systems (${r.model_pairs.synthetic} synthetic), ${r.model_pairs.samples} bootstrap samples; share of pairs where both agree, by metric difference.</p>`;
+    const metrics = Object.keys(r.model_pairs.bins);
+    const bins = r.model_pairs.bins[metrics[0]].map((b) => b.bin);
+    html += table(['metric', ...bins], metrics.map((m) => [m, ...r.model_pairs!.bins[m].map((b) => (b.pairs ? `${num((100 * b.agree) / b.pairs, 0)}% of ${b.pairs}` : '–'))]));
+    html += charts.add({
+      tooltip: {},
+      legend: {},
+      xAxis: { type: 'category', data: bins, name: 'metric difference (points)' },
+      yAxis: { type: 'value', name: 'agreement %', max: 100 },
+      series: metrics.map((m) => ({ type: 'bar', name: m, data: r.model_pairs!.bins[m].map((b) => (b.pairs ? Number(((100 * b.agree) / b.pairs).toFixed(1)) : null)) })),
+    });
+  }
+  return html;
+}
+
+function topCounts(lists: string[][], n: number): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const list of lists) for (const x of list) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, n);
+}
+
+const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v ? v.split(', ') : []);
+
+function sbcSection(input: Extract<ReportInput, { kind: 'sbc' }>, charts: Charts): string {
+  const rows = input.rows.filter((r) => r.status !== 'failed' && r.final_accuracy_score !== undefined && r.final_accuracy_score !== null && r.final_accuracy_score !== '');
+  const score = (r: Record<string, any>) => Number(r.final_accuracy_score);
+  const modelOf = (r: Record<string, any>) => String(r.model ?? 'recorded');
+  const iterationOf = (r: Record<string, any>) => String(r.iteration ?? r.batch ?? 1);
+  const questions = [...new Set(rows.map((r) => String(r.question_id)))].sort((a, b) => Number(a) - Number(b));
+  const series = new Map<string, Map<string, number>>();
+  const best = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    const key = `${modelOf(r)} / iteration ${iterationOf(r)}`;
+    if (!series.has(key)) series.set(key, new Map());
+    series.get(key)!.set(String(r.question_id), score(r));
+    const m = best.get(modelOf(r)) ?? new Map<string, number>();
+    best.set(modelOf(r), m);
+    m.set(String(r.question_id), Math.max(m.get(String(r.question_id)) ?? -Infinity, score(r)));
+  }
+  const line = (data: Map<string, Map<string, number>>) => ({
+    tooltip: { trigger: 'axis' },
+    legend: { type: 'scroll' },
+    dataZoom: [{ type: 'inside' }, { type: 'slider' }],
+    xAxis: { type: 'category', data: questions, name: 'question' },
+    yAxis: { type: 'value', min: 0, max: 1, name: 'SBC score' },
+    series: [...data].map(([name, values]) => ({ type: 'line', name, showSymbol: false, data: questions.map((q) => values.get(q) ?? null) })),
+  });
+  const failed = input.rows.length - rows.length;
+  const semanticMissing = rows.some((r) => r.semantic_similarity === null || r.semantic_similarity === undefined || r.semantic_similarity === '');
+  let html = `<h2>SBC: reverse-generated requirements <small>${esc(input.path)}</small></h2>`;
+  if (semanticMissing) html += '<p class="warn">No embedding model was available: semantic similarity (70% of the SBC score) is missing, so these scores are not comparable to the paper\'s.</p>';
+  if (failed) html += `<p class="warn">${failed} rows failed and are not shown.</p>`;
+  const perModel = [...best].map(([m, q]) => [m, q.size, num([...q.values()].reduce((a, b) => a + b, 0) / q.size, 4)]);
+  html += table(['model', 'questions', 'mean of each question\'s best score'], perModel, 'Cross-model comparison on the maximum score per question');
+  html += `<h3>Per question, per model and iteration</h3>${charts.add(line(series), 380)}<h3>Consolidated: best iteration per question</h3>${charts.add(line(best), 380)}`;
+  // Omissions (missing) and hallucinations (extra), by model, layer and language.
+  const group = (key: (r: Record<string, any>) => string, title: string) => {
+    const groups = new Map<string, Record<string, any>[]>();
+    for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+    return table(
+      [title, 'most frequent missing (omissions)', 'most frequent extra (hallucinations)'],
+      [...groups].map(([g, rs]) => [g, topCounts(rs.map((r) => asList(r.missing_elements)), 8).map(([w, c]) => `${w} (${c})`).join(', '), topCounts(rs.map((r) => asList(r.extra_elements)), 8).map(([w, c]) => `${w} (${c})`).join(', ')]),
+    );
+  };
+  html += `<h3>Omissions and hallucinations</h3>${group(modelOf, 'model')}`;
+  if (rows.some((r) => r.implementation_layer)) html += group((r) => String(r.implementation_layer || '–'), 'layer');
+  if (rows.some((r) => r.programming_language)) html += group((r) => String(r.programming_language || '–'), 'technology');
+  html += `<details><summary>Every row: missing and extra elements per question</summary>${table(
+    ['question', 'model', 'iteration', 'score', 'missing', 'extra'],
+    rows.map((r) => [r.question_id, modelOf(r), iterationOf(r), num(score(r), 4), asList(r.missing_elements).join(', '), asList(r.extra_elements).join(', ')]),
+  )}</details>`;
+  return html;
+}
+
+function explainSection(input: Extract<ReportInput, { kind: 'explain' }>): string {
+  let html = `<h2>Judge explanations <small>${esc(input.path)}</small></h2><p>Click a sample to see its decomposition, the semantics of both programs and their differences.</p>`;
+  for (const system of input.systems) {
+    html += `<h3>${esc(system.name)}</h3>`;
+    for (const sample of system.samples) {
+      for (const [k, run] of (sample.runs ?? []).entries()) {
+        const grade = run.grade === null || run.grade === undefined ? `failed: ${run.error ?? ''}` : `grade ${run.grade}/4`;
+        const units = (side: string) =>
+          run[side]?.units?.length
+            ? table(['unit', 'lines', 'retrieved from storage', 'analysis'], run[side].units.map((u: any) => [u.kind, `${u.lines?.[0]}-${u.lines?.[1]}`, Object.entries(u.retrieved ?? {}).map(([n, d]) => `${n}: ${d}`).join('; '), u.summary]))
+            : '';
+        html += `<details><summary>sample ${esc(sample.segment)}${sample.runs.length > 1 ? ` run ${k + 1}` : ''}: ${esc(grade)}</summary>`;
+        if (run.differences) html += `<p><b>Differences</b></p><ul>${(run.differences as string[]).map((d) => `<li>${esc(d)}</li>`).join('') || '<li>none</li>'}</ul>`;
+        for (const side of ['reference', 'generated']) {
+          if (run[side]) html += `<p><b>${side} semantics:</b> ${esc(run[side].semantics)}</p>${units(side)}`;
+        }
+        html += `<details><summary>raw replies (${(run.replies ?? []).length})</summary>${(run.replies ?? []).map((r: string) => `<pre>${esc(r)}</pre>`).join('')}</details></details>`;
+      }
+    }
+  }
+  return html;
+}
+
+const STYLE = `body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#1d1d1f}
+h1{margin:24px 0 4px}h2{margin-top:40px;border-bottom:1px solid #ddd;padding-bottom:4px}h2 small{font-weight:normal;color:#888;font-size:12px;margin-left:8px}
+table{border-collapse:collapse;margin:12px 0;font-variant-numeric:tabular-nums}th,td{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
+th{background:#f5f5f7}caption{text-align:left;font-weight:600;padding:4px 0}.sig{font-weight:600;color:#0a6}.warn{background:#fff4e5;border-left:4px solid #f90;padding:8px 12px}
+.chart{width:100%;margin:8px 0}.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:8px}details{margin:6px 0}summary{cursor:pointer}
+pre{white-space:pre-wrap;background:#f5f5f7;padding:8px}code{font-size:12px}footer{margin-top:48px;color:#888;font-size:12px}`;
+
+export function renderReport(inputs: ReportInput[], options: { title?: string; notes?: string[] } = {}): string {
+  const charts = new Charts();
+  const sections = inputs.map((input) => {
+    switch (input.kind) {
+      case 'score':
+        return scoreSection(input, charts);
+      case 'compare':
+        return compareSection(input);
+      case 'meta':
+        return metaSection(input, charts);
+      case 'sbc':
+        return sbcSection(input, charts);
+      case 'explain':
+        return explainSection(input);
+    }
+  });
+  const echarts = readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
+  const title = options.title ?? 'codegauge report';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(title)}</title><style>${STYLE}</style></head>
+<body><h1>${esc(title)}</h1>${(options.notes ?? []).map((n) => `<p>${esc(n)}</p>`).join('')}
+<noscript><p class="warn">JavaScript is off: the tables below are complete; the charts need JavaScript.</p></noscript>
+${sections.join('\n')}
+<footer>codegauge ${esc(VERSION)}; every chart's data is in the tables above it.</footer>
+${charts.script()}
+<script>${echarts.replace(/<\/script/gi, '<\\/script')}</script>
+<script>
+(function () {
+  var options = JSON.parse(document.getElementById('chart-options').textContent);
+  window.codegaugeCharts = options.map(function (option, i) {
+    var chart = echarts.init(document.getElementById('chart-' + i), null, { renderer: 'svg' });
+    option.animation = false;
+    chart.setOption(option);
+    return chart;
+  });
+  window.addEventListener('resize', function () { window.codegaugeCharts.forEach(function (c) { c.resize(); }); });
+})();
+</script>
+</body></html>
+`;
+}

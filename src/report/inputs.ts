@@ -1,0 +1,65 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { InputError } from '../io/segments.js';
+import type { ComparisonReport } from '../compare.js';
+import type { MetaReport } from '../meta.js';
+import type { ScoreReport } from '../score.js';
+
+/**
+ * What `codegauge report` reads, recognised by content: score and judge reports, compare reports, meta reports
+ * (optionally with the points behind the correlations), SBC rows (results.jsonl) and judge `--explain` folders.
+ */
+export type ReportInput =
+  | { kind: 'score'; path: string; data: ScoreReport }
+  | { kind: 'compare'; path: string; data: ComparisonReport }
+  | { kind: 'meta'; path: string; data: MetaReport & { points?: Record<string, [number, number][]> } }
+  | { kind: 'sbc'; path: string; rows: Record<string, any>[] }
+  | { kind: 'explain'; path: string; systems: { name: string; samples: any[] }[] };
+
+function readExplainDir(path: string): ReportInput {
+  const systems = readdirSync(path)
+    .filter((d) => statSync(join(path, d)).isDirectory())
+    .map((d) => ({
+      name: d,
+      samples: readdirSync(join(path, d))
+        .filter((f) => /^\d+\.json$/.test(f))
+        .sort((a, b) => parseInt(a) - parseInt(b))
+        .map((f) => JSON.parse(readFileSync(join(path, d, f), 'utf8'))),
+    }));
+  if (systems.every((s) => s.samples.length === 0)) throw new InputError('no judge explanations (SYSTEM/N.json) in this folder', path);
+  return { kind: 'explain', path, systems };
+}
+
+export function readReportInput(path: string): ReportInput {
+  if (!existsSync(path)) throw new InputError('file not found', path);
+  if (statSync(path).isDirectory()) {
+    if (existsSync(join(path, 'results.jsonl'))) return readReportInput(join(path, 'results.jsonl'));
+    return readExplainDir(path);
+  }
+  const text = readFileSync(path, 'utf8');
+  if (path.endsWith('.jsonl')) {
+    const rows = text
+      .split('\n')
+      .map((line, i) => ({ line, i }))
+      .filter(({ line }) => line.trim())
+      .map(({ line, i }) => {
+        try {
+          return JSON.parse(line) as Record<string, any>;
+        } catch (e) {
+          throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
+        }
+      });
+    if (rows.length && 'input_requirement' in rows[0]) return { kind: 'sbc', path, rows };
+    throw new InputError('unrecognised JSONL: expected SBC rows (results.jsonl of sbc run or sbc score)', path);
+  }
+  let data: any;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`invalid JSON (${(e as Error).message})`, path);
+  }
+  if (data && Array.isArray(data.metrics) && typeof data.truth === 'string') return { kind: 'meta', path, data };
+  if (data && Array.isArray(data.systems) && typeof data.test === 'string') return { kind: 'compare', path, data };
+  if (data && Array.isArray(data.systems)) return { kind: 'score', path, data };
+  throw new InputError(`unrecognised report in ${basename(path)}: expected the JSON of score, compare, meta or judge, SBC results.jsonl, or a judge --explain folder`, path);
+}
