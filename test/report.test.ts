@@ -89,3 +89,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the report in a real browser (Debian chr
     }
   }, 60_000);
 });
+
+describe('README', () => {
+  it('carries the CLI reference generated from the command definitions (run `npm run docs` after changing a command)', async () => {
+    const { withCliReference } = await import('../src/cli/reference.js');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(withCliReference(readme)).toBe(readme);
+    expect(readme).toContain('### `codegauge sbc run`');
+    expect(readme).toContain('### `codegauge judge`');
+  });
+});
