@@ -64,6 +64,8 @@ export async function runDemo(options: { outDir: string; log?: (line: string) =>
 
   log('re-scoring the SBC paper\'s recorded reverse-generated requirements (Codellama 13B, Deepseek Coder 6.7B)');
   const sbcRows: Record<string, unknown>[] = [];
+  // The recorded CSVs lack the layer and technology of each question; the dataset has them.
+  const dataset = new Map((JSON.parse(readFileSync(join(DATA, 'sbc/dataset.json'), 'utf8')) as Record<string, unknown>[]).map((q) => [Number(q.question_id), q]));
   for (const [model, file] of [['codellama:13b', 'SBC_scores_summary-codellama.csv.gz'], ['deepseek-coder:6.7b', 'SBC_scores_summary_deepseek.csv.gz']]) {
     const rows = parse(gunzipSync(readFileSync(join(DATA, 'sbc', file))), { columns: true }) as Record<string, string>[];
     for (const r of rows) {
@@ -72,6 +74,8 @@ export async function runDemo(options: { outDir: string; log?: (line: string) =>
         question_id: Number(r.question_id),
         model,
         iteration: Number(r.batch),
+        implementation_layer: dataset.get(Number(r.question_id))?.implementation_layer ?? '',
+        programming_language: dataset.get(Number(r.question_id))?.programming_language ?? '',
         input_requirement: r.input_requirement,
         reverse_generated_requirement: r.reverse_generated_requirement,
         // No embedding model is bundled: the semantic part (and so the final score) is the paper's recorded value.

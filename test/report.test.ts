@@ -43,6 +43,8 @@ describe('codegauge demo', () => {
     expect(html).toContain('Kendall τ-b');
     expect(html).toContain('no embedding model is bundled');
     expect(html).toContain('most frequent missing (omissions)');
+    expect(html).toContain('<th>layer</th>');
+    expect(html).toContain('<td>Node-API</td>'); // omissions by technology
   });
 });
 
@@ -59,6 +61,13 @@ describe('codegauge report', () => {
     expect(html).toContain('<summary>sample 1: grade 1/4</summary>');
     expect(html).toContain('returns the sum, not the maximum');
     expect(html).toContain('dp: zeros');
+    // A meta report with the model-pair study gets its agreement-by-bin table and chart.
+    const meta = join(dir, 'pairs.json');
+    writeFileSync(meta, JSON.stringify({ truth: 'grade', metrics: [{ metric: 'chrf', n: 3, corpus: { pearson: { r: 0.5, p: 0.1 }, spearman: { r: 0.5, p: 0.1 }, kendall_b: { tau: 0.4, p: 0.1 }, kendall_c: { tau: 0.4, p: 0.1 } } }], model_pairs: { systems: ['a', 'b'], synthetic: 0, samples: 10, bins: { chrf: [{ bin: '<2', pairs: 4, agree: 3, metricOnly: 1, humanOnly: 0, opposite: 0 }, { bin: '>=2', pairs: 0, agree: 0, metricOnly: 0, humanOnly: 0, opposite: 0 }] } } }));
+    expect((await cli('report', meta, '--out', join(dir, 'pairs.html'))).code).toBe(0);
+    const pairsHtml = readFileSync(join(dir, 'pairs.html'), 'utf8');
+    expect(pairsHtml).toContain('<td>75% of 4</td>');
+    expect(pairsHtml).toContain('does the metric pick the same winner as grade?');
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{"hello": 1}');
     const e = await cli('report', bad, '--out', join(dir, 'x.html'));
