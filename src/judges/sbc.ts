@@ -40,6 +40,9 @@ function tagger() {
   return nlp!;
 }
 
+/** Where wink's lemma departs from spaCy's in a word requirements use constantly ("data" is "data" to spaCy). */
+const SPACY_LEMMA: Record<string, string> = { datum: 'data' };
+
 /** Lemmas of nouns and verbs and proper nouns' text, unique, in order of appearance. */
 export function keywords(text: string): string[] {
   const n = tagger();
@@ -50,7 +53,10 @@ export function keywords(text: string): string[] {
     .each((t: any) => {
       const pos = t.out(its.pos);
       // spaCy's rule lemmatizer lowercases the lemmas of common nouns and verbs ("API" -> "api").
-      if (pos === 'NOUN' || pos === 'VERB') out.add(String(t.out(its.lemma)).toLowerCase());
+      if (pos === 'NOUN' || pos === 'VERB') {
+        const lemma = String(t.out(its.lemma)).toLowerCase();
+        out.add(SPACY_LEMMA[lemma] ?? lemma);
+      }
       else if (pos === 'PROPN') out.add(t.out(its.value));
     });
   return [...out];

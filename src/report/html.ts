@@ -37,7 +37,8 @@ function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Ch
   const signatures = input.data.systems[0]?.scores.map((m) => `<li><code>${esc(m.metric)}</code>: <code>${esc(m.signature)}</code></li>`).join('') ?? '';
   const chart = charts.add({
     tooltip: {},
-    legend: {},
+    legend: { top: 0 },
+    grid: { top: 60 },
     xAxis: { type: 'category', data: input.data.systems.map((s) => s.name) },
     yAxis: { type: 'value', name: 'score (0-100)' },
     series: metrics.map((m) => ({ type: 'bar', name: m, data: input.data.systems.map((s) => s.scores.find((x) => x.metric === m)?.score ?? null) })),
@@ -72,7 +73,8 @@ function metaSection(input: Extract<ReportInput, { kind: 'meta' }>, charts: Char
   let html = `<h2>Agreement with ${esc(r.truth)} <small>${esc(input.path)}</small></h2>${table(['metric', 'n', 'Pearson', 'Spearman', 'Kendall τ-b', 'Kendall τ-b (per item)', 'pairwise Kendall'], rows)}`;
   html += charts.add({
     tooltip: {},
-    xAxis: { type: 'category', data: sorted.map((m) => m.metric) },
+    grid: { bottom: 70 },
+    xAxis: { type: 'category', data: sorted.map((m) => m.metric), axisLabel: { interval: 0, rotate: 20 } },
     yAxis: { type: 'value', name: `Kendall τ-b with ${r.truth}` },
     series: [{ type: 'bar', data: sorted.map((m) => Number(m.corpus.kendall_b.tau.toFixed(4))) }],
   }, 300);
@@ -125,7 +127,8 @@ function sbcSection(input: Extract<ReportInput, { kind: 'sbc' }>, charts: Charts
   }
   const line = (data: Map<string, Map<string, number>>) => ({
     tooltip: { trigger: 'axis' },
-    legend: { type: 'scroll' },
+    legend: { type: 'scroll', top: 0 },
+    grid: { top: 60, bottom: 80 },
     dataZoom: [{ type: 'inside' }, { type: 'slider' }],
     xAxis: { type: 'category', data: questions, name: 'question' },
     yAxis: { type: 'value', min: 0, max: 1, name: 'SBC score' },
