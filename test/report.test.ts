@@ -93,6 +93,14 @@ describe.skipIf(!existsSync(CHROMIUM))('the report in a real browser (Debian chr
       mkdirSync(join(ROOT, 'test-output'), { recursive: true });
       await page.screenshot({ path: join(ROOT, 'test-output', 'report.png'), fullPage: false });
       expect(errors).toEqual([]);
+      // With JavaScript off the tables are all there and the page says the charts need JavaScript.
+      const noJs = await browser.newContext({ javaScriptEnabled: false });
+      const plain = await noJs.newPage();
+      await plain.goto(`file://${demo.report}`);
+      expect(await plain.locator('table').count()).toBeGreaterThanOrEqual(5);
+      expect(await plain.locator('noscript').count()).toBe(1);
+      expect(await plain.locator('td', { hasText: 'best-tranx-rerank' }).first().isVisible()).toBe(true);
+      await noJs.close();
     } finally {
       await browser.close();
     }
