@@ -3,10 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/main.js';
 import { Bleu, Chrf, scoreCorpus } from '../src/index.js';
 import { VERSION } from '../src/version.js';
-import { ROOT, readJson, vector } from './helpers.js';
+import { cli, readJson, ROOT, vector } from './helpers.js';
 
 let dir: string;
 const file = (name: string, content: string | Buffer) => {
@@ -14,13 +13,6 @@ const file = (name: string, content: string | Buffer) => {
   writeFileSync(path, content);
   return path;
 };
-
-async function cli(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
-  return { code, out, err };
-}
 
 const readme = vector('sacrebleu.json').generated.readme_corpus;
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { runCli } from '../src/cli/main.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -16,3 +17,11 @@ export function vector<T = any>(name: string): T {
 }
 
 export { pyRound } from '../src/text/python.js';
+
+/** Runs the CLI in-process, capturing what it prints and its exit code. */
+export async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
+  return { code, out, err };
+}

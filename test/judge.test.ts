@@ -3,13 +3,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/main.js';
 import { decompose } from '../src/code/decompose.js';
 import type { LanguageId } from '../src/code/languages.js';
 import { extractJsonObject, parseScore } from '../src/judges/replies.js';
 import { corpusCorrelation, exampleCorrelation } from '../src/stats/meta.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
-import { ROOT, readJson } from './helpers.js';
+import { cli, readJson, ROOT } from './helpers.js';
 
 let dir: string;
 const servers: FakeServer[] = [];
@@ -19,13 +18,6 @@ beforeAll(() => {
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
-
-async function cli(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
-  return { code, out, err };
-}
 
 const KNAPSACK = `def knapsack(weights, values, cap):
     dp = [0] * (cap + 1)

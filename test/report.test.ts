@@ -2,19 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/main.js';
-import { ROOT } from './helpers.js';
+import { cli, ROOT } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 let dir: string;
 let demo: { report: string; bestAgreeing: string[]; files: string[]; seconds: number };
-
-async function cli(...argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
-  return { code, out, err };
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'codegauge-report-'));

@@ -1,9 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { extname } from 'node:path';
-import { parse } from 'csv-parse/sync';
-import { gunzipSync } from 'node:zlib';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { InputError } from '../io/segments.js';
+import { readTable } from '../io/table.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { reverseMessages } from '../judges/sbc-prompts.js';
 import { RowWriter, SBC_COLUMNS, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
@@ -32,34 +30,15 @@ function readDataset(path: string): SbcRequirement[] {
   });
 }
 
-/** Rows of a CSV (optionally .csv.gz) or JSONL file with input_requirement and reverse_generated_requirement. */
+/** Rows of a CSV or JSONL file (optionally gzipped) with input_requirement and reverse_generated_requirement. */
 function readPairs(path: string): Record<string, unknown>[] {
-  if (!existsSync(path)) throw new InputError('file not found', path);
-  let bytes = readFileSync(path);
-  if (path.endsWith('.gz')) bytes = gunzipSync(bytes);
-  const name = path.replace(/\.gz$/, '');
-  let rows: Record<string, unknown>[];
-  if (extname(name) === '.csv') rows = parse(bytes, { columns: true, skip_empty_lines: true, bom: true });
-  else {
-    rows = bytes
-      .toString('utf8')
-      .split('\n')
-      .map((l, i) => ({ l, i }))
-      .filter(({ l }) => l.trim() !== '')
-      .map(({ l, i }) => {
-        try {
-          return JSON.parse(l);
-        } catch (e) {
-          throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
-        }
-      });
-  }
-  rows.forEach((r, i) => {
+  const table = readTable(path);
+  table.rows.forEach((r, i) => {
     for (const field of ['input_requirement', 'reverse_generated_requirement']) {
-      if (typeof r[field] !== 'string') throw new InputError(`row ${i + 1}: missing field "${field}"`, path);
+      if (typeof r[field] !== 'string') throw new InputError(`missing field "${field}"`, path, table.lines[i]);
     }
   });
-  return rows;
+  return table.rows;
 }
 
 /** `--weights S,B,C`: semantic, BLEU and completeness weights (the reference's 0.7,0.1,0.2 by default). */

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { InputError } from './segments.js';
 
 /**
- * Tables for meta-evaluation: `.jsonl` (one JSON object per line) or `.csv` (a header row). Numeric columns may
+ * Tables for meta-evaluation: `.jsonl` (one JSON object per line) or `.csv` (a header row), optionally gzipped. Numeric columns may
  * hold numbers, numeric strings or booleans (true = 1); an empty cell or null is a missing value.
  */
 export interface Table {
@@ -17,12 +18,13 @@ export interface Table {
 export function readTable(path: string): Table {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    const bytes = readFileSync(path);
+    text = (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new InputError(err.code === 'ENOENT' ? 'file not found' : `cannot read file (${err.code ?? err.message})`, path);
   }
-  const ext = extname(path).toLowerCase();
+  const ext = extname(path.replace(/\.gz$/, '')).toLowerCase();
   if (ext === '.csv') {
     let records: Record<string, string>[];
     try {

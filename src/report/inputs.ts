@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { InputError } from '../io/segments.js';
+import { readTable } from '../io/table.js';
 import type { ComparisonReport } from '../compare.js';
 import type { MetaReport } from '../meta.js';
 import type { ScoreReport } from '../score.js';
@@ -38,17 +39,7 @@ export function readReportInput(path: string): ReportInput {
   }
   const text = readFileSync(path, 'utf8');
   if (path.endsWith('.jsonl')) {
-    const rows = text
-      .split('\n')
-      .map((line, i) => ({ line, i }))
-      .filter(({ line }) => line.trim())
-      .map(({ line, i }) => {
-        try {
-          return JSON.parse(line) as Record<string, any>;
-        } catch (e) {
-          throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
-        }
-      });
+    const { rows } = readTable(path);
     if (rows.length && 'input_requirement' in rows[0]) return { kind: 'sbc', path, rows };
     throw new InputError('unrecognised JSONL: expected SBC rows (results.jsonl of sbc run or sbc score)', path);
   }
