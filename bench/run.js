@@ -1,24 +1,12 @@
 // Throughput benchmark for the text metrics (`npm run bench`). Prints pairs/s per metric next to the reference
 // Python implementations measured on this machine type, and the peak resident memory.
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { humanevalProblems, referenceOf } from './humaneval-data.js';
 import { Bleu, Chrf, CodeBleu, Meteor, Rouge, Ruby, scoreCorpus, scoreSentence } from '../dist/index.js';
-
-/** The reference solution: a list, or (Python file) a JSON-encoded list. */
-function referenceOf(snippet) {
-  if (Array.isArray(snippet)) return snippet[0];
-  try {
-    const parsed = JSON.parse(snippet);
-    return Array.isArray(parsed) ? parsed[0] : String(parsed);
-  } catch {
-    return snippet;
-  }
-}
 
 function loadPairs(only) {
   const pairs = [];
   for (const lang of only ?? ['python', 'js']) {
-    const problems = JSON.parse(gunzipSync(readFileSync(new URL(`../data/ice-humaneval/humaneval_${lang}_grade.json.gz`, import.meta.url))));
+    const problems = humanevalProblems(lang);
     for (const p of problems) {
       const ref = referenceOf(p.snippet);
       for (const key of Object.keys(p)) if (/^\d+$/.test(key)) pairs.push([p[key], ref]);

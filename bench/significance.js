@@ -1,22 +1,8 @@
 // Significance benchmark (`npm run bench`): paired bootstrap as sacrebleu runs it, and resampling at scale.
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { humanevalProblems, referenceOf } from './humaneval-data.js';
 import { compareSystems } from '../dist/compare.js';
 import { Bleu, Chrf, CodeBleu, Meteor, Rouge, Ruby, corpusStatistics, prepareAll } from '../dist/index.js';
 import { bootstrapDraws, resampledScoresMany } from '../dist/stats/resampling.js';
-
-function problems(lang) {
-  return JSON.parse(gunzipSync(readFileSync(new URL(`../data/ice-humaneval/humaneval_${lang}_grade.json.gz`, import.meta.url))));
-}
-function referenceOf(snippet) {
-  if (Array.isArray(snippet)) return snippet[0];
-  try {
-    const parsed = JSON.parse(snippet);
-    return Array.isArray(parsed) ? parsed[0] : String(parsed);
-  } catch {
-    return snippet;
-  }
-}
 
 // Two systems over every HumanEval sample of the ICE-Score data (Python and JavaScript): each problem's samples
 // in key order, and the same samples rotated by one, both against the problem's reference solution.
@@ -24,7 +10,7 @@ const refs = [];
 const sysA = [];
 const sysB = [];
 for (const lang of ['python', 'js']) {
-  for (const p of problems(lang)) {
+  for (const p of humanevalProblems(lang)) {
     const samples = Object.keys(p).filter((k) => /^\d+$/.test(k)).map((k) => p[k]);
     samples.forEach((s, i) => {
       refs.push([referenceOf(p.snippet)]);
