@@ -1,6 +1,6 @@
 import { corpusStatistics, nrefsOf, prepareAll, sumRows, type Metric } from './metrics/metric.js';
 import { parseMetric } from './metrics/registry.js';
-import type { SystemInput } from './score.js';
+import { withResamplingSignature, type SystemInput } from './score.js';
 import {
   approximateRandomizationTest,
   bootstrapDraws,
@@ -32,11 +32,6 @@ export interface ComparisonReport {
   systems: { name: string; scores: ComparisonScore[] }[];
 }
 
-/** sacrebleu adds the test and seed right after the number of references. */
-function testSignature(signature: string, test: PairedTestKind, samples: number, seed: number): string {
-  const i = signature.indexOf('|');
-  return `${signature.slice(0, i)}|${test}:${samples}|seed:${seed}${signature.slice(i)}`;
-}
 
 export async function compareSystems(input: {
   references: readonly (readonly string[])[];
@@ -75,7 +70,7 @@ export async function compareSystems(input: {
   // Paired bootstrap: all resamples of all systems and metrics over the shared draws.
   const resampled = draws ? resampledScoresMany(prepared.flatMap((p) => p.matrices.map((matrix) => ({ metric: p.metric, matrix }))), draws, samples) : null;
   prepared.forEach(({ metric, matrices, scores }, mi) => {
-    const signature = testSignature(metric.signature(nrefsOf(input.references)), input.test, samples, seed);
+    const signature = withResamplingSignature(metric.signature(nrefsOf(input.references)), input.test, samples, seed);
     const single = metric.float32Scores === true;
     const row = (s: number) => resampled![mi * input.systems.length + s];
     // The baseline's own bootstrap confidence interval (paired bootstrap only; sacrebleu gives none with ar).

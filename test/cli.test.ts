@@ -36,6 +36,22 @@ describe('codegauge score', () => {
     expect(r.out).toContain(`chrf:nw=2: chrF2++|nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:${VERSION}`);
   });
 
+  it('--confidence gives sacrebleu\'s bootstrap estimate (n_bootstrap=1000, seed 12345) and signature', async () => {
+    const ref1 = file('cref1.txt', readme.refs_streams[0].join('\n') + '\n');
+    const ref2 = file('cref2.txt', readme.refs_streams[1].join('\n') + '\n');
+    const sys = file('csys.txt', readme.hyps.join('\n') + '\n');
+    const r = await cli('score', '--refs', ref1, '--refs', ref2, '--hyps', sys, '--metric', 'bleu', '--metric', 'chrf', '--confidence', '--format', 'json');
+    expect(r.code).toBe(0);
+    const [bleu, chrf] = JSON.parse(r.out).systems[0].scores;
+    for (const [got, expected] of [[bleu, readme.bootstrap_ci_1000.bleu], [chrf, readme.bootstrap_ci_1000.chrF2]]) {
+      expect(Math.abs(got.confidence.mean - expected.mean)).toBeLessThanOrEqual(1e-9);
+      expect(Math.abs(got.confidence.ci - expected.ci)).toBeLessThanOrEqual(1e-9);
+    }
+    expect(bleu.signature).toBe(`nrefs:2|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:${VERSION}`);
+    const table = await cli('score', '--refs', ref1, '--refs', ref2, '--hyps', sys, '--metric', 'bleu', '--confidence');
+    expect(table.out).toContain('48.53 (μ = 46.96 ± 46.75)');
+  });
+
   it('prints JSON with sentence scores that use the same options', async () => {
     const refs = file('r.jsonl', ['"def f(x):\\n    return x + 1"', '["a = 1", "a=1"]', '""'].join('\n') + '\n');
     const hyps = file('h.jsonl', ['"def f(y):\\n    return y + 1"', '"a = 1"', '"x"'].join('\n') + '\n');

@@ -7,7 +7,9 @@ export function formatScoreTable(report: ScoreReport): string {
   if (report.systems.length === 0) return '';
   const metrics = report.systems[0].scores.map((s) => s.metric);
   const header = ['system', ...metrics];
-  const rows = report.systems.map((s) => [s.name, ...s.scores.map((x) => x.score.toFixed(2))]);
+  // With --confidence, as sacrebleu prints it: score (μ = mean ± ci).
+  const cell = (x: ScoreReport['systems'][number]['scores'][number]) => (x.confidence ? `${x.score.toFixed(2)} (μ = ${x.confidence.mean.toFixed(2)} ± ${x.confidence.ci.toFixed(2)})` : x.score.toFixed(2));
+  const rows = report.systems.map((s) => [s.name, ...s.scores.map(cell)]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];

@@ -67,15 +67,19 @@ export function buildProgram(io: CliIo): Command {
     .requiredOption('--metric <spec>', 'metric spec, name or name:key=value,...; repeat for several metrics', collect)
     .option('--lang <language>', 'language of the code for codebleu/ruby when a spec has no lang= (default: from file names such as hyps.py.jsonl)')
     .option('--segments', 'also output sentence-level scores (JSON)', false)
+    .option('--confidence', 'bootstrap 95% confidence interval of each score, as sacrebleu --confidence', false)
+    .option('--confidence-n <n>', 'bootstrap samples for --confidence', (v) => positiveInteger(v, '--confidence-n'), 1000)
+    .option('--seed <n>', 'random seed for --confidence', (v) => nonNegativeInteger(v, '--seed'), 12345)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
-    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; lang?: string; segments: boolean; format: 'table' | 'json' }) => {
+    .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; lang?: string; segments: boolean; confidence: boolean; confidenceN: number; seed: number; format: 'table' | 'json' }) => {
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
       const metrics = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
       const { references, files } = readReferences(opts.refs);
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
-      const report = await scoreSystems({ references, systems, metrics, segments: opts.segments });
+      const confidence = opts.confidence ? { samples: opts.confidenceN, seed: opts.seed } : undefined;
+      const report = await scoreSystems({ references, systems, metrics, segments: opts.segments, confidence });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
     });
 
