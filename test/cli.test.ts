@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Bleu, Chrf, scoreCorpus } from '../src/index.js';
+import { Bleu, scoreCorpus } from '../src/index.js';
 import { VERSION } from '../src/version.js';
 import { cli, readJson, ROOT, vector } from './helpers.js';
 

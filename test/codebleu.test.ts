@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CodeBleu, loadLanguage, parseMetric, removeCommentsAndDocstrings, scoreCorpus, LANGUAGES } from '../src/index.js';
 import { SubtreeInterner, subtreeIdentities } from '../src/code/subtrees.js';
-import { parseCode, textOf, type SyntaxNode } from '../src/code/syntax-tree.js';
+import { parseCode, textOf } from '../src/code/syntax-tree.js';
 import { parserFor, type LanguageId } from '../src/code/languages.js';
 import { readJson, vector } from './helpers.js';
 

@@ -4,7 +4,7 @@ import { InputError } from '../io/segments.js';
 import { readTable } from '../io/table.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { reverseMessages } from '../judges/sbc-prompts.js';
-import { RowWriter, SBC_COLUMNS, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
+import { RowWriter, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
 import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../judges/sbc.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './main.js';

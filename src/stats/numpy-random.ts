@@ -24,24 +24,6 @@ function mul32(a: number, b: number): [number, number] {
   return [lo, hi];
 }
 
-/** (a * b + c) mod 2^128 on little-endian uint32 limbs. */
-function mulAdd128(a: Uint32Array, b: Uint32Array, c: Uint32Array, out: Uint32Array): void {
-  const col = [c[0], c[1], c[2], c[3], 0];
-  for (let i = 0; i < 4; i++) {
-    for (let j = 0; i + j < 4; j++) {
-      const [lo, hi] = mul32(a[i], b[j]);
-      col[i + j] += lo;
-      col[i + j + 1] += hi;
-    }
-  }
-  let carry = 0;
-  for (let k = 0; k < 4; k++) {
-    const v = col[k] + carry;
-    out[k] = v % MASK32;
-    carry = Math.floor(v / MASK32);
-  }
-}
-
 function add128(a: Uint32Array, b: Uint32Array, out: Uint32Array): void {
   let carry = 0;
   for (let k = 0; k < 4; k++) {
