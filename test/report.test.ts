@@ -71,7 +71,7 @@ describe('codegauge report', () => {
 describe.skipIf(!existsSync(CHROMIUM))('the report in a real browser (Debian chromium via playwright-core)', () => {
   it('renders every chart with no console errors; screenshot in test-output/', async () => {
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] }); // containers: root, small /dev/shm
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       const errors: string[] = [];
