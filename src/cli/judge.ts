@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { resolveLanguage } from '../code/languages.js';
-import { InputError, readHypotheses, readReferences } from '../io/segments.js';
+import { InputError } from '../io/segments.js';
 import { DsaJudge } from '../judges/dsa.js';
 import { IceJudge, type IceAspect } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
@@ -9,7 +9,7 @@ import { judgeSystems } from '../judges/judge-run.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
-import { exitRequest, inferLanguage, systemName, type CliIo } from './main.js';
+import { collect, exitRequest, inferLanguage, readSystems, type CliIo } from './main.js';
 
 /** `codegauge judge`: LLM judges (DSA-CQE, its one-step simplification, an ICE-Score style baseline). */
 interface JudgeCliOptions extends LlmCliOptions {
@@ -59,8 +59,8 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .description('grade generated code with an LLM judge: DSA-CQE (decompositional), dsa-simple (one-step analysis) or ice (single-step, ICE-Score style)')
       .addOption(new Option('--method <method>', 'judge').choices(['dsa', 'dsa-simple', 'ice']).makeOptionMandatory())
       .requiredOption('--model <spec>', 'judge model: openai:MODEL or ollama:MODEL')
-      .requiredOption('--refs <file>', 'reference code (.txt or .jsonl); the first reference of each segment is used', (v: string, p: string[] | undefined) => [...(p ?? []), v])
-      .requiredOption('--hyps <file>', 'generated code of one system; repeat for several systems', (v: string, p: string[] | undefined) => [...(p ?? []), v])
+      .requiredOption('--refs <file>', 'reference code (.txt or .jsonl); the first reference of each segment is used', collect)
+      .requiredOption('--hyps <file>', 'generated code of one system; repeat for several systems', collect)
       .option('--problems <file>', 'problem statements, one per segment (.txt or .jsonl)')
       .option('--lang <language>', 'language of the code (default: from file names such as hyps.py.jsonl)')
       .addOption(new Option('--aspect <aspect>', 'ice: what to grade').choices(['usefulness', 'functional-correctness']).default('functional-correctness'))
@@ -76,9 +76,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
     if (!language) throw new InputError('give --lang (or name files like hyps.py.jsonl)');
     resolveLanguage(language); // fail early on an unknown language
     const spec = parseModelSpec(opts.model);
-    const { references, files } = readReferences(opts.refs);
-    const taken = new Set<string>();
-    const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
+    const { references, systems } = readSystems(opts.refs, opts.hyps);
     const problems = opts.problems ? readProblems(opts.problems) : undefined;
     if (problems && problems.length !== references.length) throw new InputError(`${problems.length} problems but ${references.length} references`, opts.problems);
     const judge: Judge =

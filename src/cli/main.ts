@@ -25,14 +25,23 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+/** Option parser for repeatable options. */
+export const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-export function systemName(path: string, taken: Set<string>): string {
+function systemName(path: string, taken: Set<string>): string {
   const base = basename(path, extname(path));
   let name = base;
   for (let i = 2; taken.has(name); i++) name = `${base}#${i}`;
   taken.add(name);
   return name;
+}
+
+/** The references and one system per hypothesis file (named after the file), as score, compare and judge read them. */
+export function readSystems(refs: string[], hyps: string[]) {
+  const { references, files } = readReferences(refs);
+  const taken = new Set<string>();
+  const systems = hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
+  return { references, systems };
 }
 
 /** A language named by a file's inner extension: `codex.py.jsonl`, `refs.ts.txt`. */
@@ -75,9 +84,7 @@ export function buildProgram(io: CliIo): Command {
     .action(async (opts: { refs: string[]; hyps: string[]; metric: string[]; lang?: string; segments: boolean; confidence: boolean; confidenceN: number; seed: number; format: 'table' | 'json' }) => {
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
       const metrics = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
-      const { references, files } = readReferences(opts.refs);
-      const taken = new Set<string>();
-      const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
+      const { references, systems } = readSystems(opts.refs, opts.hyps);
       const confidence = opts.confidence ? { samples: opts.confidenceN, seed: opts.seed } : undefined;
       const report = await scoreSystems({ references, systems, metrics, segments: opts.segments, confidence });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
@@ -100,9 +107,7 @@ export function buildProgram(io: CliIo): Command {
       if (opts.hyps.length < 2) throw new InputError('compare needs a baseline and at least one system: give --hyps at least twice');
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
       const metrics = opts.metric.map((m) => parseMetric(m, { language }));
-      const { references, files } = readReferences(opts.refs);
-      const taken = new Set<string>();
-      const systems = opts.hyps.map((path) => ({ name: systemName(path, taken), hypotheses: readHypotheses(path, files[0]) }));
+      const { references, systems } = readSystems(opts.refs, opts.hyps);
       const progress = io.progress?.('comparing');
       const report = await compareSystems({
         references,

@@ -7,7 +7,7 @@ import { reverseMessages } from '../judges/sbc-prompts.js';
 import { RowWriter, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
 import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../judges/sbc.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
-import { exitRequest, type CliIo } from './main.js';
+import { collect, exitRequest, type CliIo } from './main.js';
 
 /** `codegauge sbc run | score | check`. */
 function readDataset(path: string): SbcRequirement[] {
@@ -65,7 +65,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .command('run')
       .description('generate code for each requirement, reverse-generate the requirement, score (requirements x models x iterations)')
       .requiredOption('--dataset <file>', 'JSON array of {question_id, requirement, implementation_layer, programming_language}')
-      .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', (v: string, p: string[] | undefined) => [...(p ?? []), v])
+      .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', collect)
       .option('--iterations <n>', 'runs per requirement and model', (v) => Number(v), 3)
       .option('--limit <n>', 'only the first n requirements', (v) => Number(v))
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),

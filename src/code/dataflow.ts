@@ -407,19 +407,10 @@ class Extractor {
         }
         return [byIndex(edges), states];
       }
-      const names = variableSpans(name, this.index);
-      const values = variableSpans(value, this.index);
       const [e, s] = this.visit(value, states);
       edges.push(...e);
       states = s;
-      for (const n1 of names) {
-        const [idx1, code1] = this.code(n1);
-        for (const n2 of values) {
-          const [idx2, code2] = this.code(n2);
-          edges.push([code1, idx1, 'comesFrom', [code2], [idx2]]);
-        }
-        states.set(code1, [idx1]);
-      }
+      this.pairEdges(name, value, 'comesFrom', states, edges);
       return [byIndex(edges), states];
     }
 
@@ -453,15 +444,7 @@ class Extractor {
 
     if (this.sets.increment.has(t)) {
       const edges: DfgEdge[] = [];
-      const spans = variableSpans(node, this.index);
-      for (const n1 of spans) {
-        const [idx1, code1] = this.code(n1);
-        for (const n2 of spans) {
-          const [idx2, code2] = this.code(n2);
-          edges.push([code1, idx1, 'computedFrom', [code2], [idx2]]);
-        }
-        states.set(code1, [idx1]);
-      }
+      this.pairEdges(node, node, 'computedFrom', states, edges);
       return [byIndex(edges), states];
     }
 
