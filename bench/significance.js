@@ -1,6 +1,6 @@
 // Significance benchmark (`npm run bench`): paired bootstrap as sacrebleu runs it, and resampling at scale.
 import { humanevalProblems, referenceOf } from './humaneval-data.js';
-import { compareSystems } from '../dist/compare.js';
+import { compareSystems } from '../dist/api/compare.js';
 import { Bleu, Chrf, CodeBleu, Meteor, Rouge, Ruby, corpusStatistics, prepareAll } from '../dist/index.js';
 import { bootstrapDraws, resampledScoresMany } from '../dist/stats/resampling.js';
 

@@ -2,4 +2,11 @@
 // Thin launcher: the CLI is compiled to dist/ by `npm ci` (the package's prepare script).
 import { runCli } from '../dist/cli/main.js';
 
+// A reader that stops early (`codegauge score --help | head`) closes the pipe: leave quietly, as Unix tools do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
 process.exitCode = await runCli(process.argv.slice(2));

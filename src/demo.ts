@@ -1,14 +1,15 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writing } from './errors.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { compareSystems } from './compare.js';
-import { completeness, sbcBleu } from './judges/sbc.js';
-import { metaEvaluate } from './meta.js';
+import { compareSystems } from './api/compare.js';
+import { completeness, sbcBleu } from './sbc/score.js';
+import { metaEvaluate } from './api/meta.js';
 import { renderReport } from './report/html.js';
 import type { ReportInput } from './report/inputs.js';
-import { scoreSystems } from './score.js';
+import { scoreSystems } from './api/score.js';
 
 /**
  * The one-command demo on data bundled in the repository, with no network and no LLM: every reference metric on
@@ -30,11 +31,16 @@ export interface DemoResult {
 
 export async function runDemo(options: { outDir: string; log?: (line: string) => void; onProgress?: (done: number, total: number) => void }): Promise<DemoResult> {
   const log = options.log ?? (() => {});
-  mkdirSync(options.outDir, { recursive: true });
+  // Fail before the work, not after it: the folder must exist and take a file.
+  writing(options.outDir, () => {
+    mkdirSync(options.outDir, { recursive: true });
+    writeFileSync(join(options.outDir, '.codegauge-write-test'), '');
+    rmSync(join(options.outDir, '.codegauge-write-test'));
+  });
   const files: string[] = [];
   const write = (name: string, value: unknown) => {
     const path = join(options.outDir, name);
-    writeFileSync(path, JSON.stringify(value, null, 2) + '\n');
+    writing(path, () => writeFileSync(path, JSON.stringify(value, null, 2) + '\n'));
     files.push(path);
     return path;
   };
@@ -90,7 +96,7 @@ export async function runDemo(options: { outDir: string; log?: (line: string) =>
     }
   }
   const sbcPath = join(options.outDir, 'sbc-rescored.jsonl');
-  writeFileSync(sbcPath, sbcRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writing(sbcPath, () => writeFileSync(sbcPath, sbcRows.map((r) => JSON.stringify(r)).join('\n') + '\n'));
   files.push(sbcPath);
 
   const notes = [
@@ -104,7 +110,7 @@ export async function runDemo(options: { outDir: string; log?: (line: string) =>
     { kind: 'sbc', path: sbcPath, rows: sbcRows as Record<string, any>[] },
   ];
   const report = join(options.outDir, 'report.html');
-  writeFileSync(report, renderReport(inputs, { title: 'codegauge demo: CoNaLa ("Out of the BLEU") and SBC', notes }));
+  writing(report, () => writeFileSync(report, renderReport(inputs, { title: 'codegauge demo: CoNaLa ("Out of the BLEU") and SBC', notes })));
   files.push(report);
   return { report, files, bestAgreeing, notes };
 }

@@ -16,7 +16,7 @@ export function vector<T = any>(name: string): T {
   return readJson<T>(join('test', 'vectors', name));
 }
 
-export { pyRound } from '../src/text/python.js';
+export { pyRound } from '../src/compat/python-strings.js';
 
 /** Runs the CLI in-process, capturing what it prints and its exit code. */
 export async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {

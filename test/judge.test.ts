@@ -197,7 +197,7 @@ describe('codegauge judge', () => {
     const prompts = s.requests.map((q) => q.body.messages.map((m: any) => m.content).join('\n'));
     expect(prompts.filter((p) => p.includes('ignore all previous instructions')).length).toBeGreaterThan(0);
     for (const p of prompts) expect(p.replace(/(`{3,})[\s\S]*?\n\1/g, '')).not.toContain('ignore all previous instructions');
-    const trace = JSON.parse(readFileSync(join(explain, 'bad.py', '1.json'), 'utf8'));
+    const trace = JSON.parse(readFileSync(join(explain, 'bad', '1.json'), 'utf8'));
     expect(trace.runs[0].differences).toEqual(['computes "sums the values" instead of "keeps the best value per weight"']);
     expect(trace.runs[0].reference.units.map((u: any) => u.kind)).toEqual(['assign', 'assign', 'for', 'for', 'call', 'function']);
     expect(trace.runs[0].reference.units[3].storage.dp).toBe('dp as of lines 5-5');
@@ -243,7 +243,7 @@ describe('codegauge judge', () => {
     const r = await cli('judge', '--method', 'dsa-simple', '--model', 'openai:judge', '--base-url', s.url, '--refs', refs, '--hyps', good, '--hyps', bad, '--format', 'json', '--cache-file', join(dir, 'meta.sqlite'));
     writeFileSync(report, r.out);
     const labels = join(dir, 'labels.jsonl');
-    writeFileSync(labels, [['good.py', 1, 1], ['good.py', 2, 1], ['bad.py', 1, 0], ['bad.py', 2, 1]].map(([system, segment, passed]) => JSON.stringify({ system, segment, passed })).join('\n') + '\n');
+    writeFileSync(labels, [['good', 1, 1], ['good', 2, 1], ['bad', 1, 0], ['bad', 2, 1]].map(([system, segment, passed]) => JSON.stringify({ system, segment, passed })).join('\n') + '\n');
     const meta = await cli('meta', '--input', report, '--join', labels, '--truth', 'passed', '--metric-column', 'dsa-simple', '--samples', '0', '--format', 'json');
     expect(meta.err).toBe('');
     expect(meta.code).toBe(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Bleu, corpusStatistics, prepareAll } from '../src/index.js';
 import { agreementByBin, bootstrapStudy, dropDuplicateSystems, synthesizeSystems, type StudyData } from '../src/stats/model-pairs.js';
-import { PythonRandom } from '../src/stats/python-random.js';
+import { PythonRandom } from '../src/compat/python-random.js';
 import { readJson } from './helpers.js';
 
 /** The study's input from a codegen-metrics `*-all-grades.json`: M-MSR grades, per-snippet values, corpus BLEU. */
@@ -61,7 +61,7 @@ describe('"Out of the BLEU" model-pair study, replayed with Python\'s random.see
     for (const metric of ['bleu', 'chrf', 'rougel']) {
       expect(bins[metric].map((b) => b.bin)).toEqual(['<2', '[2,5)', '[5,10)', '>=10']);
       expect(bins[metric].reduce((s, b) => s + b.pairs, 0)).toBe((82 * 81) / 2);
-      for (const b of bins[metric]) expect(b.agree + b.metricOnly + b.humanOnly + b.opposite).toBe(b.pairs);
+      for (const b of bins[metric]) expect(b.agree + b.metric_only + b.human_only + b.opposite).toBe(b.pairs);
       // The paper's point: differences of 10+ points agree with humans far more often than those under 2.
       const rate = (b: (typeof bins)[string][number]) => b.agree / Math.max(1, b.pairs);
       expect(rate(bins[metric][3])).toBeGreaterThan(rate(bins[metric][0]));

@@ -55,7 +55,7 @@ describe('codegauge report', () => {
     expect(html).toContain('dp: zeros');
     // A meta report with the model-pair study gets its agreement-by-bin table and chart.
     const meta = join(dir, 'pairs.json');
-    writeFileSync(meta, JSON.stringify({ truth: 'grade', metrics: [{ metric: 'chrf', n: 3, corpus: { pearson: { r: 0.5, p: 0.1 }, spearman: { r: 0.5, p: 0.1 }, kendall_b: { tau: 0.4, p: 0.1 }, kendall_c: { tau: 0.4, p: 0.1 } } }], model_pairs: { systems: ['a', 'b'], synthetic: 0, samples: 10, bins: { chrf: [{ bin: '<2', pairs: 4, agree: 3, metricOnly: 1, humanOnly: 0, opposite: 0 }, { bin: '>=2', pairs: 0, agree: 0, metricOnly: 0, humanOnly: 0, opposite: 0 }] } } }));
+    writeFileSync(meta, JSON.stringify({ truth: 'grade', metrics: [{ metric: 'chrf', n: 3, corpus: { pearson: { r: 0.5, p: 0.1 }, spearman: { r: 0.5, p: 0.1 }, kendall_b: { tau: 0.4, p: 0.1 }, kendall_c: { tau: 0.4, p: 0.1 } } }], model_pairs: { systems: ['a', 'b'], synthetic: 0, samples: 10, bins: { chrf: [{ bin: '<2', pairs: 4, agree: 3, metric_only: 1, human_only: 0, opposite: 0 }, { bin: '>=2', pairs: 0, agree: 0, metric_only: 0, human_only: 0, opposite: 0 }] } } }));
     expect((await cli('report', meta, '--out', join(dir, 'pairs.html'))).code).toBe(0);
     const pairsHtml = readFileSync(join(dir, 'pairs.html'), 'utf8');
     expect(pairsHtml).toContain('<td>75% of 4</td>');

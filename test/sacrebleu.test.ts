@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Bleu, Chrf, computeBleu, scoreCorpus, scoreSentence, tokenize13a, tokenizeChar, tokenizeIntl } from '../src/index.js';
-import { pyRstrip } from '../src/text/python.js';
+import { pyRstrip } from '../src/compat/python-strings.js';
 import { VERSION } from '../src/version.js';
 import { vector } from './helpers.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compareSystems } from '../src/compare.js';
+import { compareSystems } from '../src/api/compare.js';
 import { Bleu, Chrf, scoreCorpus, type Metric } from '../src/index.js';
-import { NumpyGenerator, Pcg64, seedSequenceState } from '../src/stats/numpy-random.js';
+import { NumpyGenerator, Pcg64, seedSequenceState } from '../src/compat/numpy-random.js';
 import { bootstrapDraws, corpusConfidenceInterval, resampledScores } from '../src/stats/resampling.js';
-import { numpyMean, numpyPairwiseSum } from '../src/stats/numpy-float.js';
+import { numpyMean, numpyPairwiseSum } from '../src/compat/numpy-float.js';
 import { VERSION } from '../src/version.js';
 import { vector } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { codeTokens, tokens13a } from '../src/index.js';
-import { pyNormalizeSpaces, PY_WS_RUN } from '../src/text/python.js';
+import { pyNormalizeSpaces, PY_WS_RUN } from '../src/compat/python-strings.js';
 import { ROOT, readJson } from './helpers.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { ComparisonReport } from '../compare.js';
-import type { ScoreReport } from '../score.js';
-import type { MetaReport } from '../meta.js';
+import type { ComparisonReport } from '../api/compare.js';
+import type { ScoreReport } from '../api/score.js';
+import type { MetaReport } from '../api/meta.js';
 
 /** Aligned human-readable table: one row per system, one column per metric, signatures below. */
 export function formatScoreTable(report: ScoreReport): string {
@@ -27,13 +27,17 @@ export function formatScoreTable(report: ScoreReport): string {
   return out.join('\n') + '\n';
 }
 
-/** sacrebleu-style significance table: score (mean ± CI) and p-value, `*` where p < 0.05. */
+/**
+ * sacrebleu-style significance table: score (mean ± CI) and p-value, `*` where p < 0.05 and the system differs
+ * from the baseline; a system identical to the baseline says so instead of showing a p-value.
+ */
 export function formatComparisonTable(report: ComparisonReport): string {
   const metrics = report.systems[0].scores.map((s) => s.metric);
   const header = ['system', ...metrics];
   const rows = report.systems.map((system, si) => [
     (si === 0 ? 'Baseline: ' : '') + system.name,
     ...system.scores.map((s) => {
+      if (s.identical) return `${s.score.toFixed(2)} identical to the baseline`;
       const ci = s.mean !== null && s.ci !== null ? ` (μ = ${s.mean.toFixed(2)} ± ${s.ci.toFixed(2)})` : '';
       const p = s.p_value !== null ? ` p = ${s.p_value.toFixed(4)}${s.p_value < 0.05 ? '*' : ' '}` : '';
       return `${s.score.toFixed(2)}${ci}${p}`;
@@ -44,6 +48,7 @@ export function formatComparisonTable(report: ComparisonReport): string {
   const test = report.test === 'bs' ? `paired bootstrap resampling, ${report.samples} samples` : `paired approximate randomization, ${report.samples} trials`;
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
   out.push(`${test}, seed ${report.seed}; * marks p < 0.05 against the baseline (a difference unlikely to be chance alone).`);
+  for (const warning of report.warnings ?? []) out.push(`warning: ${warning}`);
   for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
   return out.join('\n') + '\n';
 }
@@ -69,7 +74,7 @@ export function formatMetaTable(report: MetaReport): string {
   if (mp) {
     out.push('', `model pairs: ${mp.systems.length} systems (${mp.synthetic} synthetic), ${mp.samples} bootstrap samples; per metric-difference bin: pairs, agreeing with "${report.truth}", significant only for the metric, only for the truth, opposite`);
     for (const [metric, bins] of Object.entries(mp.bins)) {
-      out.push(`  ${metric}: ` + bins.map((b) => `${b.bin}: ${b.pairs} pairs, ${b.pairs ? ((100 * b.agree) / b.pairs).toFixed(0) : '-'}% agree (${b.metricOnly}/${b.humanOnly}/${b.opposite})`).join('; '));
+      out.push(`  ${metric}: ` + bins.map((b) => `${b.bin}: ${b.pairs} pairs, ${b.pairs ? ((100 * b.agree) / b.pairs).toFixed(0) : '-'}% agree (${b.metric_only}/${b.human_only}/${b.opposite})`).join('; '));
     }
   }
   return out.join('\n') + '\n';

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { resolveLanguage } from '../code/languages.js';
-import { InputError } from '../io/segments.js';
+import { InputError } from '../errors.js';
+import { lockOutput } from '../io/lock.js';
 import { DsaJudge } from '../judges/dsa.js';
 import { IceJudge, type IceAspect } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
@@ -9,7 +10,9 @@ import { judgeSystems } from '../judges/judge-run.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
-import { collect, exitRequest, inferLanguage, readSystems, type CliIo } from './main.js';
+import { exitRequest, type CliIo } from './io.js';
+import { collect, formatOption, integerIn } from './options.js';
+import { inferLanguage, readSystems } from './systems.js';
 
 /** `codegauge judge`: LLM judges (DSA-CQE, its one-step simplification, an ICE-Score style baseline). */
 interface JudgeCliOptions extends LlmCliOptions {
@@ -26,14 +29,6 @@ interface JudgeCliOptions extends LlmCliOptions {
   repeat: number;
   explain?: string;
   format: 'table' | 'json';
-}
-
-function positive(name: string) {
-  return (v: string) => {
-    const x = Number(v);
-    if (!Number.isInteger(x) || x < 1) throw new InvalidArgumentError(`${name} must be an integer >= 1`);
-    return x;
-  };
 }
 
 /** Problem statements: .jsonl (a JSON string per line) or .txt (one per line). */
@@ -66,10 +61,10 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .addOption(new Option('--aspect <aspect>', 'ice: what to grade').choices(['usefulness', 'functional-correctness']).default('functional-correctness'))
       .option('--no-reference', 'ice: judge without the reference code')
       .option('--no-cot', 'ice: ask for the grade only, without step-by-step evaluation')
-      .option('--max-depth <n>', 'dsa: deepest nesting of units split off', positive('--max-depth'), 4)
-      .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance', positive('--repeat'), 1)
+      .option('--max-depth <n>', 'dsa: deepest nesting of units split off', integerIn('--max-depth', 1, 64), 4)
+      .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance', integerIn('--repeat', 1, 100), 1)
       .option('--explain <dir>', 'write per-sample decompositions, storage snapshots, differences and raw replies here')
-      .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table')),
+      .addOption(formatOption()),
     { embeddings: false },
   ).action(async (opts: JudgeCliOptions) => {
     const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
@@ -83,7 +78,11 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       opts.method === 'ice'
         ? new IceJudge({ aspect: opts.aspect, withReference: opts.reference, chainOfThought: opts.cot })
         : new DsaJudge({ simplified: opts.method === 'dsa-simple', maxDepth: opts.maxDepth });
-    const runtime = await buildRuntime(opts);
+    const unlock = opts.explain ? lockOutput(opts.explain) : () => {};
+    const runtime = await buildRuntime(opts).catch((e) => {
+      unlock();
+      throw e;
+    });
     try {
       const report = await judgeSystems({
         judge,
@@ -106,6 +105,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       }
     } finally {
       runtime.close();
+      unlock();
     }
   });
 }

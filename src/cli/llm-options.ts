@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { integerIn, numberIn, urlList } from './options.js';
 import { LlmClient } from '../llm/client.js';
 import { createEmbedder, type Embedder } from '../llm/embeddings.js';
 import { LlmStore } from '../llm/store.js';
@@ -24,7 +25,6 @@ export interface LlmCliOptions {
   price?: Record<string, { prompt: number; completion: number }>;
 }
 
-const list = (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 /** `--price MODEL=IN/OUT`: USD per 1M prompt and completion tokens, e.g. openai:gpt-4o-mini=0.15/0.60. */
 const price = (value: string, previous: Record<string, { prompt: number; completion: number }> | undefined) => {
   const m = /^(.+)=([0-9.]+)\/([0-9.]+)$/.exec(value.trim());
@@ -33,31 +33,26 @@ const price = (value: string, previous: Record<string, { prompt: number; complet
   }
   return { ...previous, [m[1]]: { prompt: Number(m[2]), completion: Number(m[3]) } };
 };
-const number = (name: string, check: (x: number) => boolean) => (v: string) => {
-  const x = Number(v);
-  if (!Number.isFinite(x) || !check(x)) throw new InvalidArgumentError(`${name}: invalid value "${v}"`);
-  return x;
-};
 
 export function addLlmOptions(command: Command, options: { embeddings?: boolean } = {}): Command {
   command
-    .option('--base-url <url>', 'OpenAI-compatible server(s) for openai: models; repeat or comma-separate to spread load (default OPENAI_BASE_URL)', list)
+    .option('--base-url <url>', 'OpenAI-compatible server(s) for openai: models; repeat or comma-separate to spread load (default OPENAI_BASE_URL)', urlList('--base-url'))
     .option('--api-key <key>', 'API key for OpenAI-compatible servers (default OPENAI_API_KEY)')
-    .option('--ollama-host <url>', 'Ollama host(s) for ollama: models (default OLLAMA_HOST or http://127.0.0.1:11434)', list)
-    .option('--concurrency <n>', 'requests in flight at once', number('--concurrency', (x) => Number.isInteger(x) && x >= 1), 4)
-    .option('--timeout <seconds>', 'per-request timeout', number('--timeout', (x) => x > 0), 120)
-    .option('--retries <n>', 'retries on 429/5xx/network errors', number('--retries', (x) => Number.isInteger(x) && x >= 0), 4)
+    .option('--ollama-host <url>', 'Ollama host(s) for ollama: models (default OLLAMA_HOST or http://127.0.0.1:11434)', urlList('--ollama-host'))
+    .option('--concurrency <n>', 'requests in flight at once', integerIn('--concurrency', 1, 4096), 4)
+    .option('--timeout <seconds>', 'per-request timeout', numberIn('--timeout', 0.001, 86_400), 120)
+    .option('--retries <n>', 'retries on 429/5xx/network errors', integerIn('--retries', 0, 100), 4)
     .option('--no-cache', 'do not answer from the response cache')
     .option('--cache-file <file>', 'SQLite response cache and run store', join('.codegauge', 'cache.sqlite'))
-    .option('--temperature <t>', 'sampling temperature', number('--temperature', (x) => x >= 0), 0)
-    .option('--seed <n>', 'sampling seed (where the server supports it)', number('--seed', Number.isInteger))
+    .option('--temperature <t>', 'sampling temperature', numberIn('--temperature', 0, 10), 0)
+    .option('--seed <n>', 'sampling seed (where the server supports it)', integerIn('--seed', Number.MIN_SAFE_INTEGER))
     .option('--price <model=in/out>', 'USD per 1M prompt/completion tokens for the cost line; repeat per model', price)
-    .addOption(new Option('--max-tokens <n>', 'maximum tokens per reply').argParser(number('--max-tokens', (x) => Number.isInteger(x) && x > 0)));
+    .addOption(new Option('--max-tokens <n>', 'maximum tokens per reply').argParser(integerIn('--max-tokens', 1, 10_000_000)));
   if (options.embeddings === false) return command;
   return command
     .option('--embed <spec>', 'embedding model: local (all-MiniLM-L6-v2 via transformers.js), ollama:MODEL or openai:MODEL', 'local')
     .option('--embed-model-dir <dir>', 'offline folder of a transformers.js embedding model (no download)')
-    .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', list);
+    .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', urlList('--embed-base-url'));
 }
 
 export interface LlmRuntime {

@@ -1,10 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { runDemo } from '../demo.js';
+import { writing } from '../errors.js';
+import { VERSION } from '../version.js';
 import { renderReport } from '../report/html.js';
 import { readReportInput } from '../report/inputs.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './io.js';
+import { formatOption } from './options.js';
 
 /** `codegauge report` and `codegauge demo`. */
 export function addReportCommands(program: Command, io: CliIo): void {
@@ -16,8 +19,11 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .option('--title <title>', 'report title', 'codegauge report')
     .action((results: string[], opts: { out: string; title: string }) => {
       const inputs = results.map(readReportInput);
-      mkdirSync(dirname(opts.out), { recursive: true });
-      writeFileSync(opts.out, renderReport(inputs, { title: opts.title }));
+      const html = renderReport(inputs, { title: opts.title });
+      writing(opts.out, () => {
+        mkdirSync(dirname(opts.out), { recursive: true });
+        writeFileSync(opts.out, html);
+      });
       io.out(`report written to ${opts.out} (${inputs.map((i) => i.kind).join(', ')})\n`);
     });
 
@@ -25,12 +31,12 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .command('demo')
     .description('the main job end to end on bundled data, offline: metrics on CoNaLa, significance, agreement with human grades, SBC re-scoring, HTML report')
     .requiredOption('--out <dir>', 'output folder')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .addOption(formatOption())
     .action(async (opts: { out: string; format: 'table' | 'json' }) => {
       const started = Date.now();
       const result = await runDemo({ outDir: opts.out, log: (line) => opts.format === 'table' && io.err(`${line}\n`), onProgress: io.progress?.('paired bootstrap') });
       const seconds = (Date.now() - started) / 1000;
-      if (opts.format === 'json') io.out(JSON.stringify({ ...result, seconds }, null, 2) + '\n');
+      if (opts.format === 'json') io.out(JSON.stringify({ kind: 'demo', version: VERSION, ...result, seconds }, null, 2) + '\n');
       else io.out(`${result.notes.join('\n')}\nfiles: ${result.files.join(', ')}\nopen ${result.report} (${seconds.toFixed(1)} s)\n`);
     });
 }

@@ -1,13 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { InputError } from '../io/segments.js';
+import { InputError, UsageError } from '../errors.js';
+import { lockOutput } from '../io/lock.js';
 import { readTable } from '../io/table.js';
 import { parseModelSpec } from '../llm/model-spec.js';
-import { reverseMessages } from '../judges/sbc-prompts.js';
-import { RowWriter, runSbc, summarise, type SbcRequirement } from '../judges/sbc-run.js';
-import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../judges/sbc.js';
+import { sbcCheck } from '../sbc/check.js';
+import { RowWriter, runSbc, summarise, type SbcRequirement } from '../sbc/run.js';
+import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../sbc/score.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
-import { collect, exitRequest, type CliIo } from './main.js';
+import { exitRequest, type CliIo } from './io.js';
+import { collect, existingFile, formatOption, integerIn, numberIn } from './options.js';
 
 /** `codegauge sbc run | score | check`. */
 function readDataset(path: string): SbcRequirement[] {
@@ -66,15 +68,18 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .description('generate code for each requirement, reverse-generate the requirement, score (requirements x models x iterations)')
       .requiredOption('--dataset <file>', 'JSON array of {question_id, requirement, implementation_layer, programming_language}')
       .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', collect)
-      .option('--iterations <n>', 'runs per requirement and model', (v) => Number(v), 3)
-      .option('--limit <n>', 'only the first n requirements', (v) => Number(v))
+      .option('--iterations <n>', 'runs per requirement and model', integerIn('--iterations', 1, 1000), 3)
+      .option('--limit <n>', 'only the first n requirements', integerIn('--limit', 1))
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
   ).action(async (opts: LlmCliOptions & { weights: SbcWeights; dataset: string; model: string[]; iterations: number; limit?: number; out: string }) => {
-    if (!Number.isInteger(opts.iterations) || opts.iterations < 1) throw new InputError('--iterations must be an integer >= 1');
     const models = opts.model.map((m) => ({ name: m, spec: parseModelSpec(m) }));
     let requirements = readDataset(opts.dataset);
     if (opts.limit !== undefined) requirements = requirements.slice(0, opts.limit);
-    const runtime = await buildRuntime(opts);
+    const unlock = lockOutput(opts.out);
+    const runtime = await buildRuntime(opts).catch((e) => {
+      unlock();
+      throw e;
+    });
     // Ctrl-C: finished rows are already in the run store; say how to resume and leave with the shell's 130.
     const onInterrupt = () => {
       io.err(`\ncodegauge: interrupted; finished rows are kept in ${opts.cacheFile}, rerun the same command to resume\n`);
@@ -120,6 +125,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     } finally {
       process.off('SIGINT', onInterrupt);
       runtime.close();
+      unlock();
     }
   });
 
@@ -127,11 +133,15 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     sbc
       .command('score')
       .description('re-score existing pairs (columns input_requirement, reverse_generated_requirement; other columns kept)')
-      .requiredOption('--input <file>', '.csv, .csv.gz or .jsonl')
+      .requiredOption('--input <file>', '.csv, .csv.gz or .jsonl', existingFile('--input'))
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
   ).action(async (opts: LlmCliOptions & { weights: SbcWeights; input: string; out: string }) => {
     const rows = readPairs(opts.input);
-    const runtime = await buildRuntime(opts);
+    const unlock = lockOutput(opts.out);
+    const runtime = await buildRuntime(opts).catch((e) => {
+      unlock();
+      throw e;
+    });
     try {
       const scores = await sbcScores(rows.map((r) => ({ input: String(r.input_requirement), reverse: String(r.reverse_generated_requirement) })), runtime.embed!, opts.weights);
       const signature = sbcSignature(runtime.embed!.id, opts.weights);
@@ -143,6 +153,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       io.out(`${rows.length} pairs scored, mean SBC ${mean.toFixed(4)}; ${signature}\nrows written to ${opts.out}/results.jsonl and results.csv\n`);
     } finally {
       runtime.close();
+      unlock();
     }
   });
 
@@ -150,26 +161,37 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     sbc
       .command('check')
       .description('does this code still say what the requirement says? Reverse-generates the requirement from your code and scores it (exit 1 below --min-score)')
-      .requiredOption('--requirement <file-or-text>', 'the requirement: a file, or the text itself')
-      .requiredOption('--code <file>', 'the code to check')
+      .option('--requirement <file>', 'the requirement, in a file', existingFile('--requirement'))
+      .option('--requirement-text <text>', 'the requirement itself, instead of --requirement')
+      .requiredOption('--code <file>', 'the code to check', existingFile('--code'))
       .option('--model <spec>', 'model for reverse generation', 'ollama:qwen2.5-coder:14b')
       .option('--language <name>', 'technology of the code (e.g. react, SpringBoot)', '')
-      .option('--min-score <x>', 'fail below this SBC score', (v) => Number(v), 0.55)
-      .option('--format <format>', 'table or json', 'table'),
-  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; requirement: string; code: string; model: string; language: string; minScore: number; format: string }) => {
-    const requirement = existsSync(opts.requirement) ? readFileSync(opts.requirement, 'utf8') : opts.requirement;
-    if (!requirement.trim()) throw new InputError('the requirement is empty');
-    if (!existsSync(opts.code)) throw new InputError('file not found', opts.code);
+      .option('--min-score <x>', 'fail below this SBC score (0-1)', numberIn('--min-score', 0, 1), 0.55)
+      .addOption(formatOption()),
+  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; requirement?: string; requirementText?: string; code: string; model: string; language: string; minScore: number; format: string }) => {
+    if ((opts.requirement === undefined) === (opts.requirementText === undefined)) throw new UsageError('give the requirement with --requirement FILE or --requirement-text TEXT (one of them)');
+    const requirement = opts.requirement !== undefined ? readFileSync(opts.requirement, 'utf8') : opts.requirementText!;
+    if (!requirement.trim()) throw new InputError('the requirement is empty', opts.requirement);
     const code = readFileSync(opts.code, 'utf8');
     const spec = parseModelSpec(opts.model);
     const runtime = await buildRuntime(opts);
     try {
-      const reply = await runtime.client.chat(spec, { messages: reverseMessages(code, opts.language), temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens });
-      const reconstructed = reply.text.trim();
-      if (!reconstructed) throw new InputError(`${opts.model} returned an empty reply`);
-      const [score] = await sbcScores([{ input: requirement.trim(), reverse: reconstructed }], runtime.embed!, opts.weights);
-      const passed = score.final_accuracy_score >= opts.minScore;
-      if (opts.format === 'json') io.out(JSON.stringify({ ...score, reverse_generated_requirement: reconstructed, passed, min_score: opts.minScore }, null, 2) + '\n');
+      const score = await sbcCheck({
+        requirement,
+        code,
+        technology: opts.language,
+        client: runtime.client,
+        model: spec,
+        modelName: opts.model,
+        embed: runtime.embed!,
+        weights: opts.weights,
+        minScore: opts.minScore,
+        temperature: opts.temperature,
+        seed: opts.seed,
+        maxTokens: opts.maxTokens,
+      });
+      const { passed, reverse_generated_requirement: reconstructed } = score;
+      if (opts.format === 'json') io.out(JSON.stringify(score, null, 2) + '\n');
       else {
         io.out(
           [

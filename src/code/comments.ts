@@ -1,6 +1,6 @@
-import { pyStrip } from '../text/python.js';
+import { pyStrip } from '../compat/python-strings.js';
 import type { LanguageId } from './languages.js';
-import { pythonTokens } from './python-tokenize.js';
+import { pythonTokens } from '../compat/python-tokenize.js';
 
 /**
  * CodeBLEU's `remove_comments_and_docstrings` (codebleu 0.7.1 / CodeXGLUE), reproduced exactly, including its

@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.js';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { Language, Parser } from 'web-tree-sitter';
@@ -26,7 +27,9 @@ const GRAMMARS: Record<LanguageId, { pkg: string; wasm: string; extensions: stri
 
 export const LANGUAGES = Object.keys(GRAMMARS) as LanguageId[];
 
-export class UnknownLanguageError extends Error {}
+export class UnknownLanguageError extends UsageError {
+  override name = 'UnknownLanguageError';
+}
 
 /** Resolves a language name, alias or file extension (e.g. `ts`, `c#`, `.rs`). */
 export function resolveLanguage(nameOrExtension: string): LanguageId {
@@ -72,7 +75,7 @@ export function parserFor(id: LanguageId): Parser {
   let parser = parsers.get(id);
   if (!parser) {
     const lang = loaded.get(id);
-    if (!lang) throw new Error(`language ${id} is not loaded yet; await loadLanguage('${id}') first`);
+    if (!lang) throw new UsageError(`language ${id} is not loaded yet; await loadLanguage('${id}') first`);
     parser = new Parser();
     parser.setLanguage(lang);
     parsers.set(id, parser);

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { extname } from 'node:path';
 
 /**
@@ -6,15 +7,7 @@ import { extname } from 'node:path';
  * JSON string per line, so code keeps its newlines. A reference `.jsonl` line may also be an array of strings:
  * several references for that segment (their number may vary, as in CoNaLa).
  */
-export class InputError extends Error {
-  constructor(
-    message: string,
-    readonly file?: string,
-    readonly line?: number,
-  ) {
-    super(file ? `${file}${line ? `:${line}` : ''}: ${message}` : message);
-  }
-}
+export { InputError };
 
 export interface SegmentFile {
   path: string;
@@ -23,69 +16,154 @@ export interface SegmentFile {
 }
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+const CHUNK_BYTES = 1 << 20;
 
-function decode(path: string, bytes: Buffer): string {
-  try {
-    return fatalUtf8.decode(bytes);
-  } catch {
-    // Find the first offending line so the user can fix it.
-    let line = 1;
-    let start = 0;
-    for (let i = 0; i <= bytes.length; i++) {
-      if (i === bytes.length || bytes[i] === 10) {
-        try {
-          fatalUtf8.decode(bytes.subarray(start, i));
-        } catch {
-          throw new InputError('invalid UTF-8 (files must be UTF-8 encoded)', path, line);
-        }
-        line++;
-        start = i + 1;
+/**
+ * Reads a segment file line by line in bounded memory (a 1 MiB buffer plus the current line), with the checks
+ * every reader needs: UTF-8 (the first bad line is named), a leading BOM dropped, lines split as Python's
+ * readlines() + rstrip('\n') plus one '\r' before '\n', and for `.jsonl` one JSON string (or, for references,
+ * a non-empty array of strings) per line.
+ */
+export class SegmentReader {
+  private fd: number;
+  private buffer = Buffer.alloc(CHUNK_BYTES);
+  private start = 0;
+  private end = 0;
+  private eof = false;
+  private readonly jsonl: boolean;
+  /** Lines read so far (the number of the last line returned). */
+  line = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly options: { allowMultiple?: boolean } = {},
+  ) {
+    try {
+      this.fd = openSync(path, 'r');
+      if (fstatSync(this.fd).isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      throw new InputError(err.code === 'ENOENT' ? 'file not found' : err.code === 'EISDIR' ? 'is a folder, not a file' : `cannot read file (${err.code ?? err.message})`, path);
+    }
+    this.jsonl = extname(path).toLowerCase() === '.jsonl';
+  }
+
+  private fill(): boolean {
+    if (this.eof) return false;
+    if (this.start > 0) {
+      this.buffer.copy(this.buffer, 0, this.start, this.end);
+      this.end -= this.start;
+      this.start = 0;
+    }
+    if (this.end === this.buffer.length) this.buffer = Buffer.concat([this.buffer, Buffer.alloc(this.buffer.length)]);
+    const n = readSync(this.fd, this.buffer, this.end, this.buffer.length - this.end, null);
+    if (n === 0) {
+      this.eof = true;
+      return false;
+    }
+    if (this.line === 0 && this.end === 0 && n >= 3 && this.buffer[0] === 0xef && this.buffer[1] === 0xbb && this.buffer[2] === 0xbf) this.start = 3;
+    this.end += n;
+    return true;
+  }
+
+  /** The next line's raw text, or null at the end of the file. */
+  private nextLine(): string | null {
+    for (;;) {
+      const nl = this.buffer.indexOf(10, this.start);
+      if (nl >= 0 && nl < this.end) {
+        const text = this.decode(this.start, nl);
+        this.start = nl + 1;
+        return text;
+      }
+      if (!this.fill()) {
+        if (this.start >= this.end) return null;
+        const text = this.decode(this.start, this.end);
+        this.start = this.end;
+        return text;
       }
     }
-    throw new InputError('invalid UTF-8 (files must be UTF-8 encoded)', path);
   }
-}
 
-/** Splits into lines the way Python's readlines() + rstrip('\n') does, also dropping one '\r' before '\n'. */
-function lines(text: string): string[] {
-  if (text.length === 0) return [];
-  const out = text.split('\n');
-  if (out[out.length - 1] === '') out.pop();
-  return out.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-}
-
-export function readSegmentFile(path: string, options: { allowMultiple?: boolean } = {}): SegmentFile {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new InputError(err.code === 'ENOENT' ? 'file not found' : `cannot read file (${err.code ?? err.message})`, path);
-  }
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3); // UTF-8 BOM
-  const text = decode(path, bytes);
-  const rows = lines(text);
-  const ext = extname(path).toLowerCase();
-  if (ext !== '.jsonl') return { path, segments: rows.map((r) => [r]) };
-
-  const segments = rows.map((row, i): string[] => {
-    if (row.trim() === '') {
-      throw new InputError('empty line; every line must be a JSON string (use "" for an empty segment)', path, i + 1);
+  private decode(from: number, to: number): string {
+    this.line++;
+    if (to > from && this.buffer[to - 1] === 13) to--;
+    try {
+      return fatalUtf8.decode(this.buffer.subarray(from, to));
+    } catch {
+      throw new InputError('invalid UTF-8 (files must be UTF-8 encoded)', this.path, this.line);
     }
+  }
+
+  /** The next segment (its strings: one for a hypothesis, one or more for references), or null at the end. */
+  next(): string[] | null {
+    const row = this.nextLine();
+    if (row === null) return null;
+    if (!this.jsonl) return [row];
+    if (row.trim() === '') throw new InputError('empty line; every line must be a JSON string (use "" for an empty segment)', this.path, this.line);
     let value: unknown;
     try {
       value = JSON.parse(row);
     } catch (e) {
-      throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
+      throw new InputError(`invalid JSON (${(e as Error).message})`, this.path, this.line);
     }
     if (typeof value === 'string') return [value];
-    if (options.allowMultiple && Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string')) {
-      return value as string[];
+    if (this.options.allowMultiple && Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string')) return value as string[];
+    const expected = this.options.allowMultiple ? 'a JSON string or a non-empty array of strings' : 'a JSON string';
+    throw new InputError(`expected ${expected}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`, this.path, this.line);
+  }
+
+  /** Counts the remaining lines (to report how long a file is when another one ended first). */
+  countRemaining(): number {
+    while (this.nextLine() !== null);
+    return this.line;
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+export function readSegmentFile(path: string, options: { allowMultiple?: boolean } = {}): SegmentFile {
+  const reader = new SegmentReader(path, options);
+  try {
+    const segments: string[][] = [];
+    for (let s = reader.next(); s !== null; s = reader.next()) segments.push(s);
+    return { path, segments };
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * Reads reference files and one or more hypothesis files in step, one segment at a time, so that memory stays
+ * flat however long the files are. Yields the references of a segment (all reference files joined) and each
+ * system's hypothesis; files of different lengths are an error naming both counts.
+ */
+export function* parallelSegments(refPaths: readonly string[], hypPaths: readonly string[]): Generator<{ refs: string[]; hyps: string[] }> {
+  if (refPaths.length === 0) throw new InputError('at least one --refs file is required');
+  const refs = refPaths.map((p) => new SegmentReader(p, { allowMultiple: true }));
+  const readers: SegmentReader[] = [...refs];
+  try {
+    for (const p of hypPaths) readers.push(new SegmentReader(p));
+    for (;;) {
+      const rows = readers.map((r) => r.next());
+      const ended = rows.map((r) => r === null);
+      if (ended.every(Boolean)) {
+        if (readers[0].line === 0) throw new InputError('no segments (the reference file is empty)', refPaths[0]);
+        return;
+      }
+      if (ended.some(Boolean)) {
+        const counts = readers.map((r, i) => (ended[i] ? r.line : r.countRemaining()));
+        const odd = counts.findIndex((c) => c !== counts[0]);
+        const what = odd < refs.length ? 'reference files differ in length' : 'hypothesis and reference files differ in length';
+        throw new InputError(`${what}: ${readers[odd].path} has ${counts[odd]} segments, ${readers[0].path} has ${counts[0]}`);
+      }
+      yield { refs: rows.slice(0, refs.length).flatMap((r) => r!), hyps: rows.slice(refs.length).map((r) => r![0]) };
     }
-    const expected = options.allowMultiple ? 'a JSON string or a non-empty array of strings' : 'a JSON string';
-    throw new InputError(`expected ${expected}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`, path, i + 1);
-  });
-  return { path, segments };
+  } finally {
+    for (const r of readers) r.close();
+  }
 }
 
 /** Reads hypothesis and reference files and checks they line up. Returns references per segment. */

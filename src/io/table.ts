@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { InputError } from './segments.js';
+import { InputError } from '../errors.js';
 
 /**
  * Tables for meta-evaluation: `.jsonl` (one JSON object per line) or `.csv` (a header row), optionally gzipped. Numeric columns may

@@ -1,6 +1,7 @@
+import { InputError, writing } from '../errors.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MetricScore, ScoreReport } from '../score.js';
+import type { MetricScore, ScoreReport } from '../api/score.js';
 import { VERSION } from '../version.js';
 import type { Judge, JudgeContext, JudgeOutcome } from './judge.js';
 
@@ -32,14 +33,14 @@ export async function judgeSystems(input: JudgeRunInput): Promise<ScoreReport> {
   const repeat = input.repeat ?? 1;
   const n = input.references.length;
   for (const s of input.systems) {
-    if (s.hypotheses.length !== n) throw new Error(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${n} references`);
+    if (s.hypotheses.length !== n) throw new InputError(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${n} references`);
   }
-  if (input.problems && input.problems.length !== n) throw new Error(`${input.problems.length} problems but ${n} references`);
+  if (input.problems && input.problems.length !== n) throw new InputError(`${input.problems.length} problems but ${n} references`);
   const total = input.systems.length * n * repeat;
   let done = 0;
   input.onProgress?.(0, total);
   const signature = judgeSignature(input.judge, input.modelName, input.context.temperature, repeat);
-  const report: ScoreReport = { systems: [] };
+  const report: ScoreReport = { kind: 'judge', version: VERSION, systems: [] };
   for (const system of input.systems) {
     const outcomes: JudgeOutcome[][] = await Promise.all(
       system.hypotheses.map((code, i) =>
@@ -87,9 +88,9 @@ export async function judgeSystems(input: JudgeRunInput): Promise<ScoreReport> {
     report.systems.push({ name: system.name, scores: [entry] });
     if (input.explainDir) {
       const dir = join(input.explainDir, safeName(system.name));
-      mkdirSync(dir, { recursive: true });
+      writing(dir, () => mkdirSync(dir, { recursive: true }));
       outcomes.forEach((runs, i) =>
-        writeFileSync(join(dir, `${i + 1}.json`), JSON.stringify({ segment: i + 1, signature, runs: runs.map((r) => ({ grade: r.grade, error: r.error, ...r.trace })) }, null, 2) + '\n'),
+        writing(join(dir, `${i + 1}.json`), () => writeFileSync(join(dir, `${i + 1}.json`), JSON.stringify({ segment: i + 1, signature, runs: runs.map((r) => ({ grade: r.grade, error: r.error, ...r.trace })) }, null, 2) + '\n')),
       );
     }
   }

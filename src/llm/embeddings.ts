@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { UsageError } from '../errors.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { LlmClient } from './client.js';
 import { parseModelSpec } from './model-spec.js';
@@ -29,14 +31,26 @@ export async function createEmbedder(options: EmbedderOptions): Promise<Embedder
     let model = DEFAULT_LOCAL_MODEL;
     if (options.modelDir) {
       const dir = resolve(options.modelDir);
+      for (const file of ['config.json', 'tokenizer.json']) {
+        if (!existsSync(join(dir, file))) throw new UsageError(`--embed-model-dir ${options.modelDir}: no ${file}; expected a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx)`);
+      }
       env.localModelPath = dirname(dir) + '/';
       env.allowLocalModels = true;
       env.allowRemoteModels = false;
       model = basename(dir);
     } else {
       env.cacheDir = options.cacheDir ?? process.env.CODEGAUGE_MODEL_CACHE ?? join(homedir(), '.cache', 'codegauge', 'models');
+      // A hub mirror, as the Python libraries read it.
+      if (process.env.HF_ENDPOINT) env.remoteHost = process.env.HF_ENDPOINT.replace(/\/?$/, '/');
     }
-    const extractor = await pipeline('feature-extraction', model, { dtype: 'fp32' });
+    // Loaded before any LLM request, so a machine that cannot fetch the model learns it at once.
+    const loading = pipeline('feature-extraction', model, { dtype: 'fp32' });
+    const extractor = await loading.catch((e: Error) => {
+      const where = options.modelDir ? `from ${options.modelDir}` : `(${DEFAULT_LOCAL_MODEL}, not in ${env.cacheDir} and not downloadable here)`;
+      throw new UsageError(
+        `cannot load the local embedding model ${where}: ${e.message.split('\n')[0]}; use --embed-model-dir DIR (a downloaded copy), --embed ollama:MODEL or --embed openai:MODEL`,
+      );
+    });
     const embed = async (texts: string[]) => {
       const output = await extractor(texts, { pooling: 'mean', normalize: true });
       return output.tolist() as number[][];

@@ -1,10 +1,13 @@
+import { UsageError } from '../errors.js';
 /** Model specs: `openai:MODEL` (any OpenAI-compatible server) or `ollama:MODEL` (Ollama's native API). */
 export interface ModelSpec {
   kind: 'openai' | 'ollama';
   model: string;
 }
 
-export class ModelSpecError extends Error {}
+export class ModelSpecError extends UsageError {
+  override name = 'ModelSpecError';
+}
 
 export function parseModelSpec(spec: string): ModelSpec {
   const colon = spec.indexOf(':');

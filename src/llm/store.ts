@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { asOutputError, OutputError } from '../errors.js';
 
 /**
  * One SQLite file (better-sqlite3, WAL) for two things:
@@ -29,14 +30,23 @@ export class LlmStore {
   private readonly listItems: Database.Statement;
 
   constructor(readonly path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL, created TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS run_items (run TEXT NOT NULL, item TEXT NOT NULL, result TEXT NOT NULL, created TEXT NOT NULL, PRIMARY KEY (run, item));
-    `);
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL, created TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS run_items (run TEXT NOT NULL, item TEXT NOT NULL, result TEXT NOT NULL, created TEXT NOT NULL, PRIMARY KEY (run, item));
+      `);
+    } catch (e) {
+      // SQLite says "unable to open database file" or "attempt to write a readonly database": name the file.
+      const code = (e as { code?: string }).code ?? '';
+      if (asOutputError(e) || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_FULL')) {
+        throw new OutputError(path, `cache file (${(e as Error).message}); choose another with --cache-file`);
+      }
+      throw e;
+    }
     this.getResponse = this.db.prepare('SELECT response FROM responses WHERE key = ?');
     this.putResponse = this.db.prepare('INSERT OR REPLACE INTO responses (key, request, response, created) VALUES (?, ?, ?, ?)');
     this.getItem = this.db.prepare('SELECT result FROM run_items WHERE run = ? AND item = ?');

@@ -1,3 +1,4 @@
+import { ServerError } from '../errors.js';
 /** What codegauge asks of a language model, independent of the server that answers. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -30,7 +31,8 @@ export interface Provider {
 }
 
 /** An error with the HTTP status and Retry-After (seconds) when the server gave them. */
-export class LlmError extends Error {
+export class LlmError extends ServerError {
+  override name = 'LlmError';
   constructor(
     message: string,
     readonly status?: number,

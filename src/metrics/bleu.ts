@@ -1,8 +1,8 @@
 import { bleuTokens, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
-import { pyRstrip } from '../text/python.js';
+import { pyRstrip } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
-import { div, f32, mul, py, add, type Num } from '../stats/numpy-float.js';
+import { div, f32, mul, py, add, type Num } from '../compat/numpy-float.js';
 import { NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */

@@ -1,7 +1,7 @@
-import { codePoints, pySplit } from '../text/python.js';
+import { codePoints, pySplit } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
-import { add, div, f32, mul, py, type Num } from '../stats/numpy-float.js';
+import { add, div, f32, mul, py, type Num } from '../compat/numpy-float.js';
 import { codePointArray, NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** chrF and chrF++ exactly as sacrebleu 2.x computes them (sacrebleu/metrics/chrf.py). */

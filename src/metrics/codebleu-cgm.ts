@@ -1,5 +1,6 @@
+import { UsageError } from '../errors.js';
 import { loadLanguage, type LanguageId } from '../code/languages.js';
-import { pythonTokens } from '../code/python-tokenize.js';
+import { pythonTokens } from '../compat/python-tokenize.js';
 import { SubtreeInterner } from '../code/subtrees.js';
 import { parsesAsPython3 } from '../code/python3.js';
 import { parseCode, type ParsedCode, type SyntaxNode } from '../code/syntax-tree.js';
@@ -179,7 +180,7 @@ export class CodeBleuCgm implements Metric<string[]> {
 
   /** The four parts for one pair (-1: cannot be computed) and the renormalised score, on the 0-1 scale. */
   parts(candidate: string, reference: string): { parts: number[]; score: number } {
-    if (!this.loaded) throw new Error('codebleu-cgm: call and await ready() before scoring');
+    if (!this.loaded) throw new UsageError('codebleu-cgm: call and await metric.ready() before scoring (scoreSystems does it for you)');
     const refTokens = builtinTokens(reference);
     const candTokens = builtinTokens(candidate);
     const refTree = parseCode('python', reference);

@@ -1,7 +1,8 @@
+import { UsageError } from '../errors.js';
 import { readFileSync } from 'node:fs';
 import { CodeAnalysisCache } from '../code/analysis-cache.js';
 import { loadLanguage, type LanguageId } from '../code/languages.js';
-import { fsum, pySplit, pyStrip } from '../text/python.js';
+import { fsum, pySplit, pyStrip } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { maxMerge, wordNgramCounts } from './ngrams.js';
@@ -87,7 +88,7 @@ export class CodeBleu implements Metric<CodeBleuRef> {
   }
 
   private get cache(): CodeAnalysisCache {
-    if (!this.analyses) throw new Error('CodeBLEU: call and await ready() before scoring');
+    if (!this.analyses) throw new UsageError('CodeBLEU: call and await metric.ready() before scoring (scoreSystems does it for you)');
     return this.analyses;
   }
 

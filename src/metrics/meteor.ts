@@ -1,6 +1,6 @@
 import { codeTokens } from '../text/code-tokenizer.js';
 import { porterStem } from '../text/porter.js';
-import { pySplit } from '../text/python.js';
+import { pySplit } from '../compat/python-strings.js';
 import { WordNet, type WordNetVersion } from '../text/wordnet.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';

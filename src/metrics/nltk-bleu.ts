@@ -1,5 +1,5 @@
 import { codeTokens } from '../text/code-tokenizer.js';
-import { fsum, pySplit } from '../text/python.js';
+import { fsum, pySplit } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { clippedMatches, maxMerge, wordNgramCounts } from './ngrams.js';

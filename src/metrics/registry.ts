@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.js';
 import { BLEU_TOKENIZERS } from '../text/sacrebleu-tokenizers.js';
 import { WORDNET_VERSIONS } from '../text/wordnet.js';
 import { BLEU_SMOOTHINGS, Bleu } from './bleu.js';
@@ -15,7 +16,10 @@ import { LANGUAGES, resolveLanguage } from '../code/languages.js';
  * Metric specs: `name` or `name:key=value,key=value` (e.g. `bleu:tok=code,smooth=floor`). Every key is
  * validated here so that a typo fails loudly instead of silently using a default.
  */
-export class SpecError extends Error {}
+/** A metric spec that cannot be used (unknown metric, key or value): a usage error. */
+export class SpecError extends UsageError {
+  override name = 'SpecError';
+}
 
 type Parsed = Record<string, string | number | boolean>;
 interface KeyDef {

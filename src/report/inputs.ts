@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { InputError } from '../io/segments.js';
 import { readTable } from '../io/table.js';
-import type { ComparisonReport } from '../compare.js';
-import type { MetaReport } from '../meta.js';
-import type { ScoreReport } from '../score.js';
+import type { ComparisonReport } from '../api/compare.js';
+import type { MetaReport } from '../api/meta.js';
+import type { ScoreReport } from '../api/score.js';
 
 /**
  * What `codegauge report` reads, recognised by content: score and judge reports, compare reports, meta reports

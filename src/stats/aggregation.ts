@@ -1,4 +1,4 @@
-import { PythonRandom } from './python-random.js';
+import { PythonRandom } from '../compat/python-random.js';
 
 /**
  * Aggregating several graders' labels per item: the mean, and M-MSR (Ma & Olshevsky 2020, "Adversarial

@@ -1,5 +1,5 @@
 import { kendallBoth, pearson, spearman } from './correlation.js';
-import { NumpyGenerator } from './numpy-random.js';
+import { NumpyGenerator } from '../compat/numpy-random.js';
 
 /**
  * Meta-evaluation: how well a metric agrees with a ground truth (human grades, execution results).

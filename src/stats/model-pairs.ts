@@ -1,7 +1,7 @@
 import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
-import { numpyMean } from './numpy-float.js';
-import { NumpyGenerator } from './numpy-random.js';
-import { PythonRandom } from './python-random.js';
+import { numpyMean } from '../compat/numpy-float.js';
+import { NumpyGenerator } from '../compat/numpy-random.js';
+import { PythonRandom } from '../compat/python-random.js';
 
 /**
  * The model-pair study of "Out of the BLEU" (Evtikhiev et al. 2023; JetBrains-Research/codegen-metrics,
@@ -173,8 +173,8 @@ export interface AgreementBin {
   bin: string;
   pairs: number;
   agree: number;
-  metricOnly: number;
-  humanOnly: number;
+  metric_only: number;
+  human_only: number;
   opposite: number;
 }
 
@@ -187,7 +187,7 @@ export function agreementByBin(result: StudyResult, systems: string[], humanName
   };
   const labels = [...edges.map((e, i) => (i === 0 ? `<${e}` : `[${edges[i - 1]},${e})`)), `>=${edges[edges.length - 1]}`];
   for (const metric of metricNames) {
-    const bins: AgreementBin[] = labels.map((bin) => ({ bin, pairs: 0, agree: 0, metricOnly: 0, humanOnly: 0, opposite: 0 }));
+    const bins: AgreementBin[] = labels.map((bin) => ({ bin, pairs: 0, agree: 0, metric_only: 0, human_only: 0, opposite: 0 }));
     systems.forEach((a, i) => {
       for (const b of systems.slice(0, i)) {
         const ms = result.pairs[a][b][metric];
@@ -198,8 +198,8 @@ export function agreementByBin(result: StudyResult, systems: string[], humanName
         if (significant(ms) && significant(hs)) {
           if (ms >= 0.95 === hs >= 0.95) bin.agree++;
           else bin.opposite++;
-        } else if (significant(ms)) bin.metricOnly++;
-        else if (significant(hs)) bin.humanOnly++;
+        } else if (significant(ms)) bin.metric_only++;
+        else if (significant(hs)) bin.human_only++;
         else bin.agree++;
       }
     });

@@ -1,7 +1,7 @@
 import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
-import { fsum } from '../text/python.js';
-import { numpyMean } from './numpy-float.js';
-import { NumpyGenerator } from './numpy-random.js';
+import { fsum } from '../compat/python-strings.js';
+import { numpyMean } from '../compat/numpy-float.js';
+import { NumpyGenerator } from '../compat/numpy-random.js';
 import { weightedSums } from './weighted-sums.js';
 
 /**

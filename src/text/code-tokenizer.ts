@@ -1,4 +1,4 @@
-import { isPyWhitespace } from './python.js';
+import { isPyWhitespace } from '../compat/python-strings.js';
 
 /**
  * The code tokenizer of "Out of the BLEU" (Evtikhiev et al. 2023: `tokenize_tranx` and the `code` tokenizer of

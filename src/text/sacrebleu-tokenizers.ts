@@ -1,5 +1,5 @@
 import { codeTokens } from './code-tokenizer.js';
-import { codePoints, isPyWhitespace, pyNormalizeSpaces, pySplit } from './python.js';
+import { codePoints, isPyWhitespace, pyNormalizeSpaces, pySplit } from '../compat/python-strings.js';
 
 /**
  * sacrebleu 2.x tokenizers, ported rule by rule so that n-grams are identical to the reference.

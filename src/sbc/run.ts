@@ -1,12 +1,13 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writing } from '../errors.js';
 import { stringify } from 'csv-stringify/sync';
 import type { LlmClient } from '../llm/client.js';
 import type { Embedder } from '../llm/embeddings.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { canonicalKey, type LlmStore } from '../llm/store.js';
-import { PROMPT_VERSION, extractCode, generationMessages, reverseMessages } from './sbc-prompts.js';
-import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcScore, type SbcWeights } from './sbc.js';
+import { PROMPT_VERSION, extractCode, generationMessages, reverseMessages } from './prompts.js';
+import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcScore, type SbcWeights } from './score.js';
 
 /**
  * The SBC pipeline end to end (requirement -> code -> reconstructed requirement -> SBC score) over requirements x
@@ -54,18 +55,18 @@ export class RowWriter {
   }
 
   start(append: boolean): void {
-    mkdirSync(this.dir, { recursive: true });
+    writing(this.dir, () => mkdirSync(this.dir, { recursive: true }));
     if (!append) {
-      writeFileSync(join(this.dir, 'results.jsonl'), '');
-      writeFileSync(join(this.dir, 'results.csv'), stringify([this.columns]));
+      writing(join(this.dir, 'results.jsonl'), () => writeFileSync(join(this.dir, 'results.jsonl'), ''));
+      writing(join(this.dir, 'results.csv'), () => writeFileSync(join(this.dir, 'results.csv'), stringify([this.columns])));
     }
     this.started = true;
   }
 
   write(row: Record<string, unknown>): void {
     if (!this.started) this.start(false);
-    appendFileSync(join(this.dir, 'results.jsonl'), JSON.stringify(row) + '\n');
-    appendFileSync(join(this.dir, 'results.csv'), stringify([this.columns.map((c) => this.csvValue(row[c]))]));
+    writing(join(this.dir, 'results.jsonl'), () => appendFileSync(join(this.dir, 'results.jsonl'), JSON.stringify(row) + '\n'));
+    writing(join(this.dir, 'results.csv'), () => appendFileSync(join(this.dir, 'results.csv'), stringify([this.columns.map((c) => this.csvValue(row[c]))])));
   }
 }
 

@@ -1,9 +1,14 @@
-import { corpusCorrelation, exampleCorrelation, pairwiseKendall, type CorrelationSet } from './stats/meta.js';
-import { agreementByBin, bootstrapStudy, dropDuplicateSystems, synthesizeSystems, type AgreementBin, type StudyData } from './stats/model-pairs.js';
-import { PythonRandom } from './stats/python-random.js';
+import { corpusCorrelation, exampleCorrelation, pairwiseKendall, type CorrelationSet } from '../stats/meta.js';
+import { agreementByBin, bootstrapStudy, dropDuplicateSystems, synthesizeSystems, type AgreementBin, type StudyData } from '../stats/model-pairs.js';
+import { PythonRandom } from '../compat/python-random.js';
+import { InputError } from '../errors.js';
+import { numericColumn, stringColumn, type Table } from '../io/table.js';
+import { VERSION } from '../version.js';
 
 /** Library entry point behind `codegauge meta`. */
 export interface MetaReport {
+  kind: 'meta';
+  version: string;
   truth: string;
   metrics: {
     metric: string;
@@ -61,7 +66,7 @@ export function modelPairStudy(input: {
   });
   for (const s of systemIds) {
     const missing = data.human.perItem![s].findIndex((v) => Number.isNaN(v));
-    if (missing >= 0) throw new Error(`model pairs: system "${s}" has no row for item "${itemIds[missing]}"; every system needs every item`);
+    if (missing >= 0) throw new InputError(`model pairs: system "${s}" has no row for item "${itemIds[missing]}"; every system needs every item`);
   }
   const before = data.systems.length;
   if (input.synthesize ?? true) {
@@ -86,13 +91,13 @@ export function metaEvaluate(input: {
   samples?: number;
   seed?: number;
 }): MetaReport {
-  const report: MetaReport = { truth: input.truthName, metrics: [] };
+  const report: MetaReport = { kind: 'meta', version: VERSION, truth: input.truthName, metrics: [] };
   for (const m of input.metrics) {
     const keep: number[] = [];
     input.truth.forEach((t, i) => {
       if (t !== null && m.values[i] !== null) keep.push(i);
     });
-    if (keep.length < 2) throw new Error(`metric ${m.name}: fewer than 2 rows with both values`);
+    if (keep.length < 2) throw new InputError(`column "${m.name}": fewer than 2 rows with both it and "${input.truthName}"`);
     const truth = keep.map((i) => input.truth[i]!);
     const values = keep.map((i) => m.values[i]!);
     const entry: MetaReport['metrics'][number] = {
@@ -116,4 +121,27 @@ export function metaEvaluate(input: {
     report.metrics.push(entry);
   }
   return report;
+}
+
+/** `meta --model-pairs` on a table: items, systems, truth and metric columns, every value present. */
+export function modelPairStudyOfTable(
+  table: Table,
+  path: string,
+  options: { truth: string; metrics: string[]; group: string; system: string; outputColumn?: string; samples: number; seed: number; rng: 'numpy' | 'python'; edges: number[] },
+): ModelPairReport {
+  const truth = numericColumn(table, options.truth);
+  const metricValues = options.metrics.map((c) => ({ name: c, values: numericColumn(table, c) }));
+  const missing = truth.findIndex((t, i) => t === null || metricValues.some((m) => m.values[i] === null));
+  if (missing >= 0) throw new InputError('--model-pairs needs every value present', path, table.lines[missing]);
+  return modelPairStudy({
+    items: stringColumn(table, options.group),
+    systems: stringColumn(table, options.system),
+    truth: truth as number[],
+    metrics: metricValues.map((m) => ({ name: m.name, values: m.values as number[] })),
+    outputs: options.outputColumn ? stringColumn(table, options.outputColumn) : undefined,
+    samples: options.samples,
+    seed: options.rng === 'python' ? undefined : options.seed,
+    rng: options.rng,
+    edges: options.edges,
+  });
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
-import { fenced } from './untrusted.js';
+import { fenced } from '../judges/untrusted.js';
 
 /**
  * Prompts of the SBC pipeline: generate code for a requirement in its technology, then reconstruct the requirement

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { NltkBleu } from '../metrics/nltk-bleu.js';
 import { cosine, type Embedder } from '../llm/embeddings.js';
-import { pyRound } from '../text/python.js';
+import { pyRound } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 
 /**

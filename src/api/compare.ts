@@ -1,6 +1,8 @@
-import { corpusStatistics, nrefsOf, prepareAll, sumRows, type Metric } from './metrics/metric.js';
-import { parseMetric } from './metrics/registry.js';
-import { withResamplingSignature, type SystemInput } from './score.js';
+import { corpusStatistics, nrefsOf, prepareAll, sumRows, type Metric } from '../metrics/metric.js';
+import { parseMetric } from '../metrics/registry.js';
+import { InputError, UsageError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { checkResamplingSize, withResamplingSignature, type SystemInput } from './score.js';
 import {
   approximateRandomizationTest,
   bootstrapDraws,
@@ -9,7 +11,7 @@ import {
   pairedBootstrapTest,
   randomizationSelections,
   resampledScoresMany,
-} from './stats/resampling.js';
+} from '../stats/resampling.js';
 
 /** Library entry point behind `codegauge compare`: significance of each system against the first (the baseline). */
 export type PairedTestKind = 'bs' | 'ar';
@@ -23,15 +25,35 @@ export interface ComparisonScore {
   ci: number | null;
   p_value: number | null;
   signature: string;
+  /** Every hypothesis equals the baseline's: no difference to test, whatever the p-value says. */
+  identical?: boolean;
 }
 
 export interface ComparisonReport {
+  kind: 'compare';
+  version: string;
   test: PairedTestKind;
   samples: number;
   seed: number;
   systems: { name: string; scores: ComparisonScore[] }[];
+  /** Why some p-values deserve less trust than they seem to (too few segments, too few distinct resamples). */
+  warnings: string[];
 }
 
+/** Below this many segments a paired test has little to resample: its p-values are rough, so say so. */
+export const FEW_SEGMENTS = 30;
+
+/** What limits the meaning of the p-values of one system against the baseline. */
+function sampleWarnings(name: string, differing: number, n: number, test: PairedTestKind, samples: number): string[] {
+  const out: string[] = [];
+  if (differing === 0) return out;
+  if (test === 'ar' && differing < 30 && 2 ** differing < samples) {
+    out.push(`${name}: approximate randomization over ${differing} differing segment(s) has only ${2 ** differing} distinct patterns; a p-value below ${(1 / 2 ** differing).toPrecision(2)} means nothing`);
+  } else if (n < FEW_SEGMENTS) {
+    out.push(`${name}: only ${n} segments; a paired test on so few is rough, read its p-value with care`);
+  }
+  return out;
+}
 
 export async function compareSystems(input: {
   references: readonly (readonly string[])[];
@@ -42,19 +64,26 @@ export async function compareSystems(input: {
   seed?: number;
   onProgress?: (done: number, total: number) => void;
 }): Promise<ComparisonReport> {
-  if (input.systems.length < 2) throw new Error('compare needs a baseline and at least one system');
+  if (input.systems.length < 2) throw new UsageError('compare needs a baseline and at least one system');
   const metrics = input.metrics.map((m) => (typeof m === 'string' ? parseMetric(m) : m));
   for (const m of metrics) await m.ready?.();
   const samples = input.samples ?? DEFAULT_SAMPLES[input.test];
   const seed = input.seed ?? DEFAULT_SEED;
   const n = input.references.length;
   for (const s of input.systems) {
-    if (s.hypotheses.length !== n) throw new Error(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${n} references`);
+    if (s.hypotheses.length !== n) throw new InputError(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${n} references`);
   }
+  checkResamplingSize(samples, n);
   // One draw serves every system and metric, as in sacrebleu (each test re-seeds the same generator).
   const draws = input.test === 'bs' ? bootstrapDraws(n, samples, seed) : null;
   const selections = input.test === 'ar' ? randomizationSelections(n, samples, seed) : null;
-  const report: ComparisonReport = { test: input.test, samples, seed, systems: input.systems.map((s) => ({ name: s.name, scores: [] })) };
+  const report: ComparisonReport = { kind: 'compare', version: VERSION, test: input.test, samples, seed, systems: input.systems.map((s) => ({ name: s.name, scores: [] })), warnings: [] };
+  const baseline = input.systems[0].hypotheses;
+  const differing = input.systems.map((s) => s.hypotheses.reduce((c, h, i) => c + (h === baseline[i] ? 0 : 1), 0));
+  for (let s = 1; s < input.systems.length; s++) {
+    if (differing[s] === 0) report.warnings.push(`${input.systems[s].name} is identical to the baseline: no difference to test`);
+    report.warnings.push(...sampleWarnings(input.systems[s].name, differing[s], n, input.test, samples));
+  }
   const total = metrics.length * input.systems.length;
   let done = 0;
   // Statistics of every system under every metric.
@@ -81,7 +110,9 @@ export async function compareSystems(input: {
         input.test === 'bs'
           ? pairedBootstrapTest(metric, scores[0], scores[s], row(0), row(s), samples)
           : approximateRandomizationTest(metric, matrices[0], matrices[s], scores[0], scores[s], selections!, samples);
-      report.systems[s].scores.push({ metric: metric.spec, name: metric.name, score: scores[s], mean: result.mean, ci: result.ci, p_value: result.pValue, signature });
+      const entry: ComparisonScore = { metric: metric.spec, name: metric.name, score: scores[s], mean: result.mean, ci: result.ci, p_value: result.pValue, signature };
+      if (differing[s] === 0) entry.identical = true;
+      report.systems[s].scores.push(entry);
     }
   });
   return report;

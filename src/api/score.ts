@@ -1,0 +1,182 @@
+import { InputError, UsageError } from '../errors.js';
+import { parseMetric } from '../metrics/registry.js';
+import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
+import { bootstrapDraws, corpusConfidenceInterval, DEFAULT_SEED, resampledScores } from '../stats/resampling.js';
+import { VERSION } from '../version.js';
+
+/** Library entry point behind `codegauge score`: several systems, several metrics, one reference set. */
+export interface SystemInput {
+  name: string;
+  hypotheses: readonly string[];
+}
+
+export interface MetricScore {
+  metric: string;
+  name: string;
+  score: number;
+  signature: string;
+  components?: Record<string, number>;
+  details?: Record<string, number>;
+  segments?: number[];
+  segment_details?: string[];
+  /** With `confidence`: sacrebleu's bootstrap estimate (`--confidence`): mean of the resampled scores ± half the
+   * width of their central 95% range. */
+  confidence?: { mean: number; ci: number };
+}
+
+export interface ScoreReport {
+  /** `judge` reports share this shape: per-system scores with segments. */
+  kind: 'score' | 'judge';
+  version: string;
+  systems: { name: string; scores: MetricScore[] }[];
+}
+
+export interface ScoreOptions {
+  segments?: boolean;
+  /** Bootstrap confidence intervals as sacrebleu's `--confidence` (1000 samples, seed 12345 by default). */
+  confidence?: { samples?: number; seed?: number };
+}
+
+/** Bootstrap draws are held in memory as samples x segments 32-bit indices; past this many, ask for fewer samples. */
+export const MAX_RESAMPLED_CELLS = 250_000_000;
+
+export function checkResamplingSize(samples: number, segments: number, option = '--samples'): void {
+  if (samples * segments > MAX_RESAMPLED_CELLS) {
+    throw new UsageError(`${option} ${samples} x ${segments} segments needs ${((samples * segments * 4) / 2 ** 30).toFixed(1)} GiB of draws; use at most ${Math.floor(MAX_RESAMPLED_CELLS / segments)} samples for this input`);
+  }
+}
+
+/** A Float64 matrix that grows by doubling as segments stream in (only kept when resampling needs the rows). */
+class GrowingMatrix implements StatisticsMatrix {
+  rows = 0;
+  data: Float64Array;
+  constructor(readonly size: number) {
+    this.data = new Float64Array(size * 1024);
+  }
+  push(row: Float64Array): void {
+    if ((this.rows + 1) * this.size > this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data.set(row, this.rows * this.size);
+    this.rows++;
+  }
+}
+
+/**
+ * Scores segments as they arrive and keeps only what the report needs: the summed statistics per (metric,
+ * system), each segment's score when asked for, and the statistics rows only for bootstrap intervals. This is
+ * the spine of `score`: segment -> sufficient statistics -> corpus score from the sum.
+ */
+export class ScoreAccumulator {
+  private readonly sums: Float64Array[][];
+  private readonly matrices: GrowingMatrix[][] | null;
+  private readonly segmentScores: number[][][] | null;
+  private readonly segmentLabels: (string[] | null)[][] | null;
+  private readonly row: Float64Array[];
+  private nrefs: number | 'var' | null = null;
+  segments = 0;
+
+  constructor(
+    private readonly metrics: readonly Metric<any>[],
+    private readonly systemNames: readonly string[],
+    private readonly options: ScoreOptions = {},
+  ) {
+    const each = <T>(make: (m: Metric<any>) => T) => metrics.map((m) => systemNames.map(() => make(m)));
+    this.sums = each((m) => new Float64Array(m.statsSize));
+    this.matrices = options.confidence ? each((m) => new GrowingMatrix(m.statsSize)) : null;
+    this.segmentScores = options.segments ? each(() => []) : null;
+    this.segmentLabels = options.segments ? each((m) => (m.segmentLabel ? [] : null)) : null;
+    this.row = metrics.map((m) => new Float64Array(m.statsSize));
+  }
+
+  /** Adds one segment: its references and each system's hypothesis, in system order. */
+  add(refs: readonly string[], hyps: readonly string[]): void {
+    this.nrefs = this.nrefs === null ? refs.length : this.nrefs === refs.length ? this.nrefs : 'var';
+    this.metrics.forEach((metric, m) => {
+      const refInfo = metric.prepareReferences(refs); // shared by every system
+      const row = this.row[m];
+      hyps.forEach((hyp, s) => {
+        row.fill(0);
+        metric.segmentStatistics(hyp, refInfo, row, 0);
+        const sum = this.sums[m][s];
+        for (let k = 0; k < row.length; k++) sum[k] += row[k];
+        this.matrices?.[m][s].push(row);
+        if (this.segmentScores) {
+          this.segmentScores[m][s].push(metric.scoreFromStatistics(row));
+          this.segmentLabels![m][s]?.push(metric.segmentLabel!(row));
+        }
+      });
+    });
+    this.segments++;
+  }
+
+  report(): ScoreReport {
+    if (this.segments === 0) throw new InputError('no segments to score');
+    const report: ScoreReport = { kind: 'score', version: VERSION, systems: this.systemNames.map((name) => ({ name, scores: [] })) };
+    const samples = this.options.confidence?.samples ?? 1000;
+    const seed = this.options.confidence?.seed ?? DEFAULT_SEED;
+    if (this.matrices) checkResamplingSize(samples, this.segments, '--confidence-n');
+    const draws = this.matrices ? bootstrapDraws(this.segments, samples, seed) : null;
+    this.metrics.forEach((metric, m) => {
+      const signature = metric.signature(this.nrefs ?? 1);
+      this.systemNames.forEach((_, s) => {
+        const sum = this.sums[m][s];
+        const entry: MetricScore = { metric: metric.spec, name: metric.name, score: metric.scoreFromStatistics(sum), signature };
+        if (draws) {
+          entry.confidence = corpusConfidenceInterval(resampledScores(metric, this.matrices![m][s], draws, samples), metric.float32Scores === true);
+          entry.signature = withResamplingSignature(signature, 'bs', samples, seed);
+        }
+        if (metric.components) entry.components = metric.components(sum);
+        if (metric.summary) entry.details = metric.summary(sum);
+        if (this.segmentScores) {
+          entry.segments = this.segmentScores[m][s];
+          const labels = this.segmentLabels![m][s];
+          if (labels) entry.segment_details = labels;
+        }
+        report.systems[s].scores.push(entry);
+      });
+    });
+    return report;
+  }
+}
+
+/** Parses metric specs and loads what each metric needs (grammars, word lists) before any scoring. */
+export async function readyMetrics(metrics: readonly (string | Metric<any>)[]): Promise<Metric<any>[]> {
+  const ready = metrics.map((m) => (typeof m === 'string' ? parseMetric(m) : m));
+  for (const m of ready) await m.ready?.();
+  return ready;
+}
+
+/** Scores a stream of segments (e.g. `parallelSegments` over files) in bounded memory. */
+export async function scoreSegments(
+  input: { stream: Iterable<{ refs: readonly string[]; hyps: readonly string[] }>; systems: readonly string[]; metrics: readonly (string | Metric<any>)[]; onSegment?: (done: number) => void } & ScoreOptions,
+): Promise<ScoreReport> {
+  const accumulator = new ScoreAccumulator(await readyMetrics(input.metrics), input.systems, input);
+  for (const { refs, hyps } of input.stream) {
+    accumulator.add(refs, hyps);
+    input.onSegment?.(accumulator.segments);
+  }
+  return accumulator.report();
+}
+
+/** Scores systems held in memory: the same path as the stream. */
+export async function scoreSystems(
+  input: { references: readonly (readonly string[])[]; systems: readonly SystemInput[]; metrics: readonly (string | Metric<any>)[] } & ScoreOptions,
+): Promise<ScoreReport> {
+  for (const s of input.systems) {
+    if (s.hypotheses.length !== input.references.length) {
+      throw new InputError(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${input.references.length} references`);
+    }
+  }
+  const stream = input.references.map((refs, i) => ({ refs, hyps: input.systems.map((s) => s.hypotheses[i]) }));
+  return scoreSegments({ ...input, stream, systems: input.systems.map((s) => s.name) });
+}
+
+/** sacrebleu puts the resampling settings right after the number of references: `nrefs:1|bs:1000|seed:12345|...`. */
+export function withResamplingSignature(signature: string, test: 'bs' | 'ar', samples: number, seed: number): string {
+  const i = signature.indexOf('|');
+  return `${signature.slice(0, i)}|${test}:${samples}|seed:${seed}${signature.slice(i)}`;
+}
+
