@@ -17,6 +17,8 @@ export interface MetaReport {
     corpus: CorrelationSet;
     example?: CorrelationSet & { groups: number };
     pairwise_kendall?: { tau: number; concordant: number; discordant: number; ties: number };
+    /** Why some correlations are undefined (a constant column, a single group), in words. */
+    notes?: string[];
   }[];
   model_pairs?: ModelPairReport;
 }
@@ -105,6 +107,9 @@ export function metaEvaluate(input: {
       n: keep.length,
       corpus: corpusCorrelation(truth, values, { samples: input.samples, seed: input.seed }),
     };
+    const notes: string[] = [];
+    if (isConstant(values)) notes.push(`constant column: every "${m.name}" value is ${values[0]}, so no correlation is defined`);
+    if (isConstant(truth)) notes.push(`constant column: every "${input.truthName}" value is ${truth[0]}, so no correlation is defined`);
     if (input.groups) {
       const byGroup = new Map<string, { truth: number[]; metric: number[] }>();
       keep.forEach((i, k) => {
@@ -117,7 +122,9 @@ export function metaEvaluate(input: {
       const groups = [...byGroup.values()];
       entry.example = exampleCorrelation(groups, { samples: input.samples, seed: input.seed });
       entry.pairwise_kendall = pairwiseKendall(groups);
+      if (groups.length < 2) notes.push('one group only: the example-level correlation averages over a single group');
     }
+    if (notes.length) entry.notes = notes;
     report.metrics.push(entry);
   }
   return report;
@@ -145,3 +152,5 @@ export function modelPairStudyOfTable(
     edges: options.edges,
   });
 }
+
+const isConstant = (values: readonly number[]) => values.every((v) => v === values[0]);

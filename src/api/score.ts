@@ -37,6 +37,11 @@ export interface ScoreOptions {
   confidence?: { samples?: number; seed?: number };
 }
 
+/** Why a score has no value, in words for tables (NaN never reaches one; JSON has null). */
+export function missingScoreReason(x: { details?: Record<string, number> }): string {
+  return x.details && x.details.graded === 0 ? 'all samples failed' : 'no value';
+}
+
 /** Bootstrap draws are held in memory as samples x segments 32-bit indices; past this many, ask for fewer samples. */
 export const MAX_RESAMPLED_CELLS = 250_000_000;
 

@@ -1,5 +1,5 @@
 import type { ComparisonReport } from '../api/compare.js';
-import type { ScoreReport } from '../api/score.js';
+import { missingScoreReason, type ScoreReport } from '../api/score.js';
 import type { MetaReport } from '../api/meta.js';
 
 /** Aligned human-readable table: one row per system, one column per metric, signatures below. */
@@ -8,7 +8,12 @@ export function formatScoreTable(report: ScoreReport): string {
   const metrics = report.systems[0].scores.map((s) => s.metric);
   const header = ['system', ...metrics];
   // With --confidence, as sacrebleu prints it: score (μ = mean ± ci).
-  const cell = (x: ScoreReport['systems'][number]['scores'][number]) => (x.confidence ? `${x.score.toFixed(2)} (μ = ${x.confidence.mean.toFixed(2)} ± ${x.confidence.ci.toFixed(2)})` : x.score.toFixed(2));
+  const cell = (x: ScoreReport['systems'][number]['scores'][number]) =>
+    !Number.isFinite(x.score)
+      ? missingScoreReason(x)
+      : x.confidence
+        ? `${x.score.toFixed(2)} (μ = ${x.confidence.mean.toFixed(2)} ± ${x.confidence.ci.toFixed(2)})`
+        : x.score.toFixed(2);
   const rows = report.systems.map((s) => [s.name, ...s.scores.map(cell)]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
@@ -53,7 +58,7 @@ export function formatComparisonTable(report: ComparisonReport): string {
   return out.join('\n') + '\n';
 }
 
-const fmt = (x: number) => (Number.isNaN(x) ? 'nan' : x.toFixed(3));
+const fmt = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(3));
 const pfmt = (p: number | null) => (p === null ? '' : p < 1e-4 ? ` (p=${p.toExponential(1)})` : ` (p=${p.toFixed(4)})`);
 const cifmt = (ci?: [number, number]) => (ci ? ` [${fmt(ci[0])}, ${fmt(ci[1])}]` : '');
 
@@ -69,6 +74,7 @@ export function formatMetaTable(report: MetaReport): string {
       out.push(`  example  pearson ${fmt(e.pearson.r)}${cifmt(e.pearson.ci)}  spearman ${fmt(e.spearman.r)}${cifmt(e.spearman.ci)}  kendall-b ${fmt(e.kendall_b.tau)}${cifmt(e.kendall_b.ci)}  (${e.groups} groups)`);
     }
     if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
+    for (const note of m.notes ?? []) out.push(`  note: ${note}`);
   }
   const mp = report.model_pairs;
   if (mp) {

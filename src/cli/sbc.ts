@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { z } from 'zod';
 import { InputError, UsageError } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
 import { readTable } from '../io/table.js';
@@ -12,6 +13,15 @@ import { exitRequest, type CliIo } from './io.js';
 import { collect, existingFile, formatOption, integerIn, numberIn } from './options.js';
 
 /** `codegauge sbc run | score | check`. */
+const requirementSchema = z.object({
+  question_id: z.union([z.string(), z.number()]).optional(),
+  requirement: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
+  implementation_layer: z.string().optional(),
+  programming_language: z.string().optional(),
+});
+const datasetSchema = z.array(requirementSchema, { invalid_type_error: 'expected a JSON array of requirements' });
+
+/** The SBC dataset: validated with its schema, so a wrong field is named with its item and key. */
 function readDataset(path: string): SbcRequirement[] {
   let data: unknown;
   try {
@@ -19,17 +29,18 @@ function readDataset(path: string): SbcRequirement[] {
   } catch (e) {
     throw new InputError(existsSync(path) ? `invalid JSON (${(e as Error).message})` : 'file not found', path);
   }
-  if (!Array.isArray(data)) throw new InputError('expected a JSON array of requirements', path);
-  return data.map((row, i) => {
-    if (!row || typeof row !== 'object') throw new InputError(`item ${i}: expected an object`, path);
-    const r = row as Record<string, unknown>;
-    return {
-      question_id: (r.question_id as string | number) ?? i + 1,
-      requirement: typeof r.requirement === 'string' ? r.requirement : '',
-      implementation_layer: String(r.implementation_layer ?? ''),
-      programming_language: String(r.programming_language ?? ''),
-    };
-  });
+  const parsed = datasetSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length ? `item ${issue.path[0]}${issue.path.length > 1 ? `, field "${issue.path.slice(1).join('.')}"` : ''}: ` : '';
+    throw new InputError(`${where}${issue.message}`, path);
+  }
+  return parsed.data.map((r, i) => ({
+    question_id: r.question_id ?? i + 1,
+    requirement: r.requirement,
+    implementation_layer: r.implementation_layer ?? '',
+    programming_language: r.programming_language ?? '',
+  }));
 }
 
 /** Rows of a CSV or JSONL file (optionally gzipped) with input_requirement and reverse_generated_requirement. */

@@ -1,7 +1,8 @@
 /**
  * Exact ordered tree edit distance (Zhang & Shasha 1989) with unit insert/delete costs and a rename cost of 1
  * for different labels. Deterministic and iterative (no recursion), so results never depend on machine speed
- * or nesting depth. Runs in O(|T1| |T2| min(depth, leaves)^2) time and O(|T1| |T2|) memory.
+ * or nesting depth. Runs in O(|T1| |T2| min(depth, leaves)^2) time and O(|T1| |T2|) memory; the exact number of
+ * inner-loop steps is zhangShashaWork(T1) * zhangShashaWork(T2), so callers can bound the work before starting.
  */
 export interface LabeledTree {
   label: string;
@@ -57,6 +58,17 @@ export function treeSize(root: LabeledTree): number {
     for (const c of t.children) stack.push(c);
   }
   return n;
+}
+
+/**
+ * The tree's factor of the Zhang-Shasha work: the sum over its key roots of their subtree sizes. The distance of
+ * two trees fills exactly zhangShashaWork(a) * zhangShashaWork(b) forest-distance cells.
+ */
+export function zhangShashaWork(root: LabeledTree): number {
+  const { leftmost, keyroots } = postorder(root, new Map());
+  let work = 0;
+  for (const i of keyroots) work += i - leftmost[i] + 1;
+  return work;
 }
 
 export function treeEditDistance(a: LabeledTree, b: LabeledTree): number {

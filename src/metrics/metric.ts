@@ -1,10 +1,11 @@
+import type { StatisticsMatrix, StatisticsScorer } from '../stats/statistics.js';
 /**
  * The one scoring path shared by every metric, after sacrebleu's design: a segment becomes a vector of
  * sufficient statistics, a corpus score is computed from the element-wise sum of those vectors, and a sentence
  * score is the same computation on one segment's vector. Segment-averaged metrics (ROUGE, METEOR) use the
  * statistics [segment score, 1], so their corpus score is the mean. Bootstrap resampling reuses the same matrix.
  */
-export interface Metric<RefInfo = unknown> {
+export interface Metric<RefInfo = unknown> extends StatisticsScorer {
   /** Display name, e.g. `BLEU`, `chrF2++`, `ROUGE-L`. */
   readonly name: string;
   /** The metric spec this instance was built from, e.g. `bleu:tok=code`. */
@@ -36,12 +37,7 @@ export interface Metric<RefInfo = unknown> {
   ready?(): Promise<void>;
 }
 
-/** Statistics for a whole corpus: row i holds segment i's vector. */
-export interface StatisticsMatrix {
-  readonly rows: number;
-  readonly size: number;
-  readonly data: Float64Array;
-}
+export type { StatisticsMatrix } from '../stats/statistics.js';
 
 export function nrefsOf(references: readonly (readonly string[])[]): number | 'var' {
   if (references.length === 0) return 1;

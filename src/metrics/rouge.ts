@@ -1,4 +1,5 @@
 import { codeTokens } from '../text/code-tokenizer.js';
+import { lcsIndices, lcsLength } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
@@ -78,20 +79,9 @@ export function rougeN(target: readonly string[], prediction: readonly string[],
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
 }
 
-/** Length of the longest common subsequence in O(min) memory. */
-export function lcsLength(a: readonly string[], b: readonly string[]): number {
-  const cols = b.length;
-  let prev = new Int32Array(cols + 1);
-  let cur = new Int32Array(cols + 1);
-  for (let i = 1; i <= a.length; i++) {
-    const ai = a[i - 1];
-    for (let j = 1; j <= cols; j++) {
-      cur[j] = ai === b[j - 1] ? prev[j - 1] + 1 : cur[j - 1] > prev[j] ? cur[j - 1] : prev[j];
-    }
-    [prev, cur] = [cur, prev];
-  }
-  return prev[cols];
-}
+// LCS length: bit-parallel, linear memory (n * m / 32 word steps, far fewer on large vocabularies); the alignment
+// ROUGE-Lsum needs: rouge-score's own backtracking over a 1-bit-per-cell table, bounded (see lcs.ts).
+export { lcsIndices, lcsLength };
 
 export function rougeL(target: readonly string[], prediction: readonly string[]): PRF {
   if (target.length === 0 || prediction.length === 0) return ZERO;
@@ -101,43 +91,18 @@ export function rougeL(target: readonly string[], prediction: readonly string[])
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
 }
 
-/** Indices into `ref` of one LCS with `can`, chosen by rouge-score's `_backtrack_norec` tie-breaking. */
-export function lcsIndices(ref: readonly string[], can: readonly string[]): number[] {
-  const rows = ref.length;
-  const cols = can.length;
-  const width = cols + 1;
-  const table = new Int32Array((rows + 1) * width);
-  for (let i = 1; i <= rows; i++) {
-    for (let j = 1; j <= cols; j++) {
-      table[i * width + j] =
-        ref[i - 1] === can[j - 1]
-          ? table[(i - 1) * width + j - 1] + 1
-          : Math.max(table[(i - 1) * width + j], table[i * width + j - 1]);
-    }
-  }
-  const indices: number[] = [];
-  let i = rows;
-  let j = cols;
-  while (i > 0 && j > 0) {
-    if (ref[i - 1] === can[j - 1]) {
-      indices.push(i - 1);
-      i--;
-      j--;
-    } else if (table[i * width + j - 1] > table[(i - 1) * width + j]) {
-      j--;
-    } else {
-      i--;
-    }
-  }
-  return indices.reverse();
-}
-
 /** rouge-score `_summary_level_lcs`: union LCS per reference sentence, clipped by token counts. */
 export function rougeLsum(targetSents: readonly string[][], predictionSents: readonly string[][]): PRF {
   if (targetSents.length === 0 || predictionSents.length === 0) return ZERO;
   const m = targetSents.reduce((s, x) => s + x.length, 0);
   const n = predictionSents.reduce((s, x) => s + x.length, 0);
   if (!n || !m) return ZERO;
+  if (targetSents.length === 1 && predictionSents.length === 1) {
+    // One sentence each: the union is one LCS, whose tokens all pass the clipping (each occurs in the LCS at most
+    // as often as in either summary), so the hits are its length and no alignment is needed (long single lines).
+    const hits = lcsLength(targetSents[0], predictionSents[0]);
+    return { precision: hits / n, recall: hits / m, fmeasure: fmeasure(hits / n, hits / m) };
+  }
   const countsR = new Map<string, number>();
   const countsC = new Map<string, number>();
   for (const s of targetSents) for (const t of s) countsR.set(t, (countsR.get(t) ?? 0) + 1);

@@ -3,7 +3,7 @@ import { loadLanguage, type LanguageId } from '../code/languages.js';
 import { labeledSyntaxTree, programDependenceGraph } from '../code/pdg.js';
 import { parsesAsPython3 } from '../code/python3.js';
 import { parseCode, textOf } from '../code/syntax-tree.js';
-import { treeEditDistance, treeSize, type LabeledTree } from '../code/tree-edit-distance.js';
+import { treeEditDistance, treeSize, zhangShashaWork, type LabeledTree } from '../code/tree-edit-distance.js';
 import { codeTokens } from '../text/code-tokenizer.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
@@ -15,15 +15,36 @@ import type { Metric } from './metric.js';
  *   the normalised token edit distance of the two statements;
  * - tree level: when both parse but a PDG has no dependence edge, 1 - TED / (|T1|+|T2|) with the exact
  *   Zhang-Shasha tree edit distance;
- * - string level: when either side does not parse (or the trees are too large for an exact TED: |T1|*|T2| above
- *   25 million), 1 - Levenshtein(tokens) / max(len), tokens from the "Out of the BLEU" code tokenizer, 1 when both
- *   are empty (as JetBrains-Research/codegen-metrics computes it).
- * With several references the best one counts. Statistics: [score, 1, graph, tree, string] so the corpus score is
- * the mean and the level counts add up.
+ * - string level: when either side does not parse, 1 - Levenshtein(tokens) / max(len), tokens from the "Out of the
+ *   BLEU" code tokenizer, 1 when both are empty (as JetBrains-Research/codegen-metrics computes it).
+ * Bounded work: a comparison whose graph or tree level would exceed the size and work bounds below falls down
+ * RUBY's own ladder (graph -> tree -> string) instead, and says so: the segment label becomes e.g.
+ * "string (graph, tree over budget)" and the corpus details count `graph_over_budget` / `tree_over_budget`.
+ * The bounds count operations, never time, so scores are the same on every machine.
+ * With several references the best one counts. Statistics: [score, 1, graph, tree, string, graph over budget,
+ * tree over budget] so the corpus score is the mean and the level counts add up.
  */
 export type RubyLevel = 'graph' | 'tree' | 'string';
 const LEVELS: RubyLevel[] = ['graph', 'tree', 'string'];
-const MAX_TED_CELLS = 25_000_000;
+/**
+ * Size and work bounds per comparison (sample, reference); a level is used when its size is within the bound and
+ * its work (counted in elementary steps before starting) within the budget. Each budget is about half a second of
+ * work, 15x more than any pair of the CoNaLa, HearthStone and HumanEval data needs.
+ */
+export const RUBY_BOUNDS = {
+  /** |V1|+|V2|: the bipartite GED solves a dense (|V1|+|V2|)^2 assignment in cubic time. */
+  graphVertices: 400,
+  /**
+   * Graph work: (|V1|+|V2|)^3 for the assignment plus the statement substitution costs, a token edit distance for
+   * every vertex pair, sum|x| * sum|y| cells in all. Statements contain those nested in them, so the labels grow
+   * with nesting depth and the cells with its fourth power (200 nested functions: 1.5e10 cells, 47 s).
+   */
+  graphWork: 50_000_000,
+  /** |T1|*|T2|: the Zhang-Shasha tree-distance table (8 bytes a cell); larger pairs always used the string level. */
+  treeCells: 25_000_000,
+  /** Tree work: the exact count of forest-distance cells, zhangShashaWork(T1) * zhangShashaWork(T2). */
+  treeWork: 50_000_000,
+} as const;
 
 export function tokenLevenshtein(a: readonly string[], b: readonly string[]): number {
   if (a.length < b.length) [a, b] = [b, a];
@@ -55,25 +76,42 @@ export function stringSimilarity(sample: string, reference: string): number {
 interface Analysed {
   parses: boolean;
   graph: LabeledGraph | null;
+  /** The tokens of each PDG vertex label. */
+  labelTokens: Map<string, string[]>;
+  /** Sum over the PDG vertices of their label's token count (the graph level's work factor). */
+  labelWork: number;
   tree: LabeledTree | null;
   treeSize: number;
+  /** This tree's factor of the Zhang-Shasha work. */
+  treeWork: number;
 }
 
-function statementCost(a: string, b: string): number {
-  if (a === b) return 0;
-  const x = a.split('\u0001');
-  const y = b.split('\u0001');
-  return tokenLevenshtein(x, y) / Math.max(x.length, y.length, 1);
+/** Statement substitution cost: the normalised token edit distance of two vertex labels (tokens split once). */
+function statementCost(a: Analysed, b: Analysed): (x: string, y: string) => number {
+  return (x, y) => {
+    if (x === y) return 0;
+    const xs = a.labelTokens.get(x)!;
+    const ys = b.labelTokens.get(y)!;
+    return tokenLevenshtein(xs, ys) / Math.max(xs.length, ys.length, 1);
+  };
 }
 
 export interface RubyResult {
   score: number;
   level: RubyLevel;
+  /** Higher levels that applied but were skipped because they exceeded their size or work bound. */
+  overBudget: RubyLevel[];
+}
+
+/** Size and work (elementary steps) of the graph level for two PDGs. */
+function graphWork(a: Analysed, b: Analysed): { vertices: number; work: number } {
+  const vertices = a.graph!.nodes.length + b.graph!.nodes.length;
+  return { vertices, work: a.labelWork * b.labelWork + vertices ** 3 };
 }
 
 export class Ruby implements Metric<string[]> {
   readonly name = 'RUBY';
-  readonly statsSize = 5;
+  readonly statsSize = 7;
   private readonly cache = new Map<string, Analysed>();
   private loaded = false;
 
@@ -88,7 +126,7 @@ export class Ruby implements Metric<string[]> {
   }
 
   signature(nrefs: number | 'var'): string {
-    return `nrefs:${nrefs}|lang:${this.language}|levels:graph>tree>string|ged:bipartite|ted:zhang-shasha|tok:code|version:${VERSION}`;
+    return `nrefs:${nrefs}|lang:${this.language}|levels:graph>tree>string|ged:bipartite|ted:zhang-shasha|bounds:graph-${RUBY_BOUNDS.graphVertices}v-${RUBY_BOUNDS.graphWork / 1e6}Mops,tree-${RUBY_BOUNDS.treeCells / 1e6}Mcells-${RUBY_BOUNDS.treeWork / 1e6}Mops|tok:code|version:${VERSION}`;
   }
 
   private analyse(code: string): Analysed {
@@ -96,31 +134,52 @@ export class Ruby implements Metric<string[]> {
     if (hit) return hit;
     if (!this.loaded) throw new Error('RUBY: call and await ready() before scoring');
     const parsed = parseCode(this.language, code);
-    if (parsed.hasError || code.trim() === '' || (this.language === 'python' && !parsesAsPython3(parsed))) hit = { parses: false, graph: null, tree: null, treeSize: 0 };
+    if (parsed.hasError || code.trim() === '' || (this.language === 'python' && !parsesAsPython3(parsed))) hit = { parses: false, graph: null, labelTokens: new Map(), labelWork: 0, tree: null, treeSize: 0, treeWork: 0 };
     else {
       const pdg = programDependenceGraph(parsed, (n) => codeTokens(textOf(parsed, n)).join('\u0001'));
       const tree = labeledSyntaxTree(parsed);
-      hit = { parses: true, graph: pdg.dependenceEdges > 0 ? pdg.graph : null, tree, treeSize: treeSize(tree) };
+      const labelTokens = new Map(pdg.graph.nodes.map((label) => [label, label.split('\u0001')]));
+      let labelWork = 0;
+      for (const label of pdg.graph.nodes) labelWork += labelTokens.get(label)!.length;
+      const graph = pdg.dependenceEdges > 0 ? pdg.graph : null;
+      hit = { parses: true, graph, labelTokens, labelWork, tree, treeSize: treeSize(tree), treeWork: zhangShashaWork(tree) };
     }
     if (this.cache.size >= 1 << 15) this.cache.clear();
     this.cache.set(code, hit);
     return hit;
   }
 
-  /** RUBY of one sample against one reference, with the level used. */
+  /** The work each level would take for this pair (graph: null when it does not apply), before any bound. */
+  work(sample: string, reference: string): { graph: { vertices: number; work: number } | null; tree: { cells: number; work: number } | null } {
+    const a = this.analyse(sample);
+    const b = this.analyse(reference);
+    if (!a.parses || !b.parses) return { graph: null, tree: null };
+    return { graph: a.graph && b.graph ? graphWork(a, b) : null, tree: { cells: a.treeSize * b.treeSize, work: a.treeWork * b.treeWork } };
+  }
+
+  /** RUBY of one sample against one reference, with the level used (and the levels skipped for their bounds). */
   compare(sample: string, reference: string): RubyResult {
     const a = this.analyse(sample);
     const b = this.analyse(reference);
+    const overBudget: RubyLevel[] = [];
     if (a.parses && b.parses) {
       if (a.graph && b.graph) {
-        const total = a.graph.nodes.length + b.graph.nodes.length + a.graph.edges.length + b.graph.edges.length;
-        return { score: 1 - graphEditDistance(a.graph, b.graph, statementCost) / total, level: 'graph' };
+        const { vertices, work } = graphWork(a, b);
+        if (vertices <= RUBY_BOUNDS.graphVertices && work <= RUBY_BOUNDS.graphWork) {
+          const total = vertices + a.graph.edges.length + b.graph.edges.length;
+          return { score: 1 - graphEditDistance(a.graph, b.graph, statementCost(a, b)) / total, level: 'graph', overBudget };
+        }
+        overBudget.push('graph');
       }
-      if (a.treeSize * b.treeSize <= MAX_TED_CELLS) {
-        return { score: 1 - treeEditDistance(a.tree!, b.tree!) / (a.treeSize + b.treeSize), level: 'tree' };
+      // Pairs whose trees are too large were always scored at the string level; only the work bound is new.
+      if (a.treeSize * b.treeSize <= RUBY_BOUNDS.treeCells) {
+        if (a.treeWork * b.treeWork <= RUBY_BOUNDS.treeWork) {
+          return { score: 1 - treeEditDistance(a.tree!, b.tree!) / (a.treeSize + b.treeSize), level: 'tree', overBudget };
+        }
+        overBudget.push('tree');
       }
     }
-    return { score: stringSimilarity(sample, reference), level: 'string' };
+    return { score: stringSimilarity(sample, reference), level: 'string', overBudget };
   }
 
   prepareReferences(refs: readonly string[]): string[] {
@@ -136,19 +195,25 @@ export class Ruby implements Metric<string[]> {
     out[offset] = 100 * (best?.score ?? 0);
     out[offset + 1] = 1;
     out[offset + 2 + LEVELS.indexOf(best?.level ?? 'string')] = 1;
+    for (const level of best?.overBudget ?? []) out[offset + 5 + LEVELS.indexOf(level)] = 1;
   }
 
   scoreFromStatistics(stats: ArrayLike<number>): number {
     return stats[1] > 0 ? stats[0] / stats[1] : 0;
   }
 
-  /** How many segments were scored at each level. */
-  summary(stats: ArrayLike<number>): Record<RubyLevel, number> {
-    return { graph: stats[2], tree: stats[3], string: stats[4] };
+  /** How many segments were scored at each level, and (only when some were) how many skipped a level for its bound. */
+  summary(stats: ArrayLike<number>): Record<string, number> {
+    const counts: Record<string, number> = { graph: stats[2], tree: stats[3], string: stats[4] };
+    if (stats[5]) counts.graph_over_budget = stats[5];
+    if (stats[6]) counts.tree_over_budget = stats[6];
+    return counts;
   }
 
-  /** The level of one segment's statistics row. */
-  segmentLabel(row: ArrayLike<number>): RubyLevel {
-    return row[2] ? 'graph' : row[3] ? 'tree' : 'string';
+  /** The level of one segment's statistics row, e.g. "tree", or "string (graph, tree over budget)". */
+  segmentLabel(row: ArrayLike<number>): string {
+    const level = row[2] ? 'graph' : row[3] ? 'tree' : 'string';
+    const skipped = LEVELS.filter((_, i) => i < 2 && row[5 + i]);
+    return skipped.length ? `${level} (${skipped.join(', ')} over budget)` : level;
   }
 }

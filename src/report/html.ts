@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { missingScoreReason } from '../api/score.js';
 import { VERSION } from '../version.js';
 import type { ReportInput } from './inputs.js';
 
@@ -33,7 +34,8 @@ class Charts {
 
 function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Charts): string {
   const metrics = [...new Set(input.data.systems.flatMap((s) => s.scores.map((m) => m.metric)))];
-  const rows = input.data.systems.map((s) => [s.name, ...metrics.map((m) => num(s.scores.find((x) => x.metric === m)?.score))]);
+  const cell = (x: { score: number | null; details?: Record<string, number> } | undefined) => (!x ? '–' : typeof x.score === 'number' && Number.isFinite(x.score) ? num(x.score) : missingScoreReason(x));
+  const rows = input.data.systems.map((s) => [s.name, ...metrics.map((m) => cell(s.scores.find((x) => x.metric === m)))]);
   const signatures = input.data.systems[0]?.scores.map((m) => `<li><code>${esc(m.metric)}</code>: <code>${esc(m.signature)}</code></li>`).join('') ?? '';
   const chart = charts.add({
     tooltip: {},
@@ -50,27 +52,33 @@ function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Ch
 function compareSection(input: Extract<ReportInput, { kind: 'compare' }>): string {
   const r = input.data;
   const metrics = r.systems[0].scores.map((s) => s.metric);
+  const baseline = r.systems[0];
   const rows = r.systems.map((s, i) => [
     i === 0 ? `${s.name} (baseline)` : s.name,
     ...metrics.map((m) => {
       const x = s.scores.find((y) => y.metric === m)!;
+      if (x.identical) return { html: `<span>${esc(num(x.score))} identical to the baseline</span>` };
       const significant = i > 0 && x.p_value !== null && x.p_value < 0.05;
+      // Colour by direction: a significantly worse system must not look like an improvement.
+      const base = baseline.scores.find((y) => y.metric === m)!.score;
+      const direction = significant ? (x.score > base ? 'better' : x.score < base ? 'worse' : '') : '';
       const ci = x.mean !== null && x.ci !== null ? ` (${num(x.mean)} ± ${num(x.ci)})` : '';
-      const p = i > 0 && x.p_value !== null ? ` p=${num(x.p_value, 4)}${significant ? ' *' : ''}` : '';
-      return { html: `<span class="${significant ? 'sig' : ''}">${esc(num(x.score))}${esc(ci)}${esc(p)}</span>` };
+      const p = i > 0 && x.p_value !== null ? ` p=${num(x.p_value, 4)}${significant ? ` * ${direction}` : ''}` : '';
+      return { html: `<span class="${direction}">${esc(num(x.score))}${esc(ci)}${esc(p)}</span>` };
     }),
   ]);
   const test = r.test === 'bs' ? `paired bootstrap resampling (${r.samples} samples, seed ${r.seed})` : `approximate randomization (${r.samples} trials, seed ${r.seed})`;
-  return `<h2>Is the difference real? <small>${esc(input.path)}</small></h2><p>${esc(test)}; score (mean ± 95% CI), p-value against the baseline; <b>*</b> p &lt; 0.05.</p>${table(['system', ...metrics], rows)}`;
+  const warnings = (r.warnings ?? []).map((w) => `<p class="warn">${esc(w)}</p>`).join('');
+  return `<h2>Is the difference real? <small>${esc(input.path)}</small></h2><p>${esc(test)}; score (mean ± 95% CI), p-value against the baseline; <b>*</b> p &lt; 0.05, <span class="better">better</span> or <span class="worse">worse</span> than the baseline.</p>${table(['system', ...metrics], rows)}${warnings}`;
 }
 
 function metaSection(input: Extract<ReportInput, { kind: 'meta' }>, charts: Charts): string {
   const r = input.data;
   const corr = (c: { r?: number; tau?: number; ci?: [number, number] } | undefined) =>
     c ? `${num(c.r ?? c.tau, 3)}${c.ci ? ` [${num(c.ci[0], 3)}, ${num(c.ci[1], 3)}]` : ''}` : '–';
-  const rows = r.metrics.map((m) => [m.metric, m.n, corr(m.corpus.pearson), corr(m.corpus.spearman), corr(m.corpus.kendall_b), m.example ? corr(m.example.kendall_b) : '–', m.pairwise_kendall ? num(m.pairwise_kendall.tau, 3) : '–']);
+  const rows = r.metrics.map((m) => [m.metric, m.n, corr(m.corpus.pearson), corr(m.corpus.spearman), corr(m.corpus.kendall_b), m.example ? corr(m.example.kendall_b) : '–', m.pairwise_kendall ? num(m.pairwise_kendall.tau, 3) : '–', (m.notes ?? []).join('; ')]);
   const sorted = [...r.metrics].sort((a, b) => b.corpus.kendall_b.tau - a.corpus.kendall_b.tau);
-  let html = `<h2>Agreement with ${esc(r.truth)} <small>${esc(input.path)}</small></h2>${table(['metric', 'n', 'Pearson', 'Spearman', 'Kendall τ-b', 'Kendall τ-b (per item)', 'pairwise Kendall'], rows)}`;
+  let html = `<h2>Agreement with ${esc(r.truth)} <small>${esc(input.path)}</small></h2>${table(['metric', 'n', 'Pearson', 'Spearman', 'Kendall τ-b', 'Kendall τ-b (per item)', 'pairwise Kendall', 'notes'], rows)}`;
   html += charts.add({
     tooltip: {},
     grid: { bottom: 70 },
@@ -187,7 +195,7 @@ function explainSection(input: Extract<ReportInput, { kind: 'explain' }>): strin
 const STYLE = `body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#1d1d1f}
 h1{margin:24px 0 4px}h2{margin-top:40px;border-bottom:1px solid #ddd;padding-bottom:4px}h2 small{font-weight:normal;color:#888;font-size:12px;margin-left:8px}
 table{border-collapse:collapse;margin:12px 0;font-variant-numeric:tabular-nums}th,td{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
-th{background:#f5f5f7}caption{text-align:left;font-weight:600;padding:4px 0}.sig{font-weight:600;color:#0a6}.warn{background:#fff4e5;border-left:4px solid #f90;padding:8px 12px}
+th{background:#f5f5f7}caption{text-align:left;font-weight:600;padding:4px 0}.better{font-weight:600;color:#0a6}.worse{font-weight:600;color:#c62828}.warn{background:#fff4e5;border-left:4px solid #f90;padding:8px 12px}
 .chart{width:100%;margin:8px 0}.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:8px}details{margin:6px 0}summary{cursor:pointer}
 pre{white-space:pre-wrap;background:#f5f5f7;padding:8px}code{font-size:12px}footer{margin-top:48px;color:#888;font-size:12px}`;
 

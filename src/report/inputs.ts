@@ -47,6 +47,7 @@ export function readReportInput(path: string): ReportInput {
   try {
     data = JSON.parse(text);
   } catch (e) {
+    if (!path.endsWith('.json')) throw new InputError(`unrecognised input: expected the JSON of score, compare, meta or judge, SBC results.jsonl, or a judge --explain folder`, path);
     throw new InputError(`invalid JSON (${(e as Error).message})`, path);
   }
   if (data && Array.isArray(data.metrics) && typeof data.truth === 'string') return { kind: 'meta', path, data };

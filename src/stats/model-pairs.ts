@@ -1,4 +1,4 @@
-import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
+import type { StatisticsMatrix, StatisticsScorer } from './statistics.js';
 import { numpyMean } from '../compat/numpy-float.js';
 import { NumpyGenerator } from '../compat/numpy-random.js';
 import { PythonRandom } from '../compat/python-random.js';
@@ -16,7 +16,7 @@ export interface StudyMetric {
   /** Per-item values averaged over a sample (grades, per-snippet metric values)... */
   perItem?: Record<string, number[]>;
   /** ...or a corpus metric scored from the summed statistics of the sampled items (BLEU), on the 0-1 scale. */
-  corpus?: { metric: Metric<any>; statistics: Record<string, StatisticsMatrix> };
+  corpus?: { metric: StatisticsScorer; statistics: Record<string, StatisticsMatrix> };
 }
 
 export interface StudyData {

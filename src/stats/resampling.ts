@@ -1,4 +1,4 @@
-import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
+import type { StatisticsMatrix, StatisticsScorer } from './statistics.js';
 import { fsum } from '../compat/python-strings.js';
 import { numpyMean } from '../compat/numpy-float.js';
 import { NumpyGenerator } from '../compat/numpy-random.js';
@@ -56,7 +56,7 @@ function needsFloat32Rounding(matrix: StatisticsMatrix): boolean {
 }
 
 /** Scores of `samples` bootstrap resamples of one system. */
-export function resampledScores(metric: Metric<any>, matrix: StatisticsMatrix, draws: Int32Array, samples: number): Float64Array {
+export function resampledScores(metric: StatisticsScorer, matrix: StatisticsMatrix, draws: Int32Array, samples: number): Float64Array {
   const n = matrix.rows;
   const scores = new Float64Array(samples);
   const sum = new Float64Array(matrix.size);
@@ -70,7 +70,7 @@ export function resampledScores(metric: Metric<any>, matrix: StatisticsMatrix, d
 }
 
 /** Resampled scores of several (metric, statistics) pairs over the same draws (see weighted-sums.ts). */
-export function resampledScoresMany(entries: { metric: Metric<any>; matrix: StatisticsMatrix }[], draws: Int32Array, samples: number): Float64Array[] {
+export function resampledScoresMany(entries: { metric: StatisticsScorer; matrix: StatisticsMatrix }[], draws: Int32Array, samples: number): Float64Array[] {
   if (entries.length === 0) return [];
   const n = entries[0].matrix.rows;
   // Metrics whose float32 sums need per-addition rounding (sums >= 2^24) take the exact sequential path.
@@ -128,7 +128,7 @@ export interface TestResult {
 
 /** Paired bootstrap resampling (Koehn 2004) as sacrebleu runs it; `baselineScores` are the baseline's resamples. */
 export function pairedBootstrapTest(
-  metric: Metric<any>,
+  metric: StatisticsScorer,
   baselineScore: number,
   systemScore: number,
   baselineScores: Float64Array,
@@ -150,7 +150,7 @@ export function pairedBootstrapTest(
 
 /** Approximate randomization (Riezler & Maxwell 2005) as sacrebleu runs it: swap each segment's outputs at random. */
 export function approximateRandomizationTest(
-  metric: Metric<any>,
+  metric: StatisticsScorer,
   baseline: StatisticsMatrix,
   system: StatisticsMatrix,
   baselineScore: number,

@@ -5,9 +5,8 @@
  * V is an m-bit vector, all ones at first; for each token c of the text, with M[c] the bits of p equal to c,
  *   V' = (V + (V & M[c])) | (V & ~M[c]),
  * and the LCS length is the number of zero bits of V at the end (zero bit j: the LCS of the text so far with
- * p[0..j] is one longer than with p[0..j-1]). 32-bit words, the only dependency between words
- * being the carry of the addition, which runs from low words to high ones. (32-bit words in Int32Arrays: the bits are
- * the same, the arithmetic stays in V8's small integers.)
+ * p[0..j] is one longer than with p[0..j-1]). V is kept in 32-bit words (Int32Arrays, so that the arithmetic stays
+ * in V8's unboxed small integers); the only dependency between words is the carry of the addition, low to high.
  */
 
 const ONES = -1; // all 32 bits set, as an Int32Array holds it
@@ -31,8 +30,8 @@ function popcount(x: number): number {
  * runs through one stripe before the next, the carry out of a stripe at each text position saved (one byte per text
  * token) as the carry into the next. So the match masks are only needed for one stripe's tokens (at most 32 * 256
  * distinct ones: 8 MB at worst, instead of distinct(p) * m / 32 words), and a text token absent from the stripe
- * with no carry in leaves it unchanged and costs nothing: on large vocabularies the work is close to the number of
- * matching token pairs rather than n * m / 32.
+ * with no carry in leaves it unchanged at the cost of one look-up: on large vocabularies the work is n * m / 8192
+ * look-ups plus about 256 word steps per matching (token, stripe) pair, far below n * m / 32 word steps.
  */
 const STRIPE_WORDS = 256;
 

@@ -1,0 +1,274 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { UsageError, writing } from '../errors.js';
+import { VERSION } from '../version.js';
+import { meanPassAtK } from './pass-at-k.js';
+import { matchSamples, readSamples, type Problem, type ProblemSet, type Sample } from './problems.js';
+import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Runner, type Verdict } from './runners.js';
+import { makeWorkDir, removeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
+
+/**
+ * `exec`: every sample of every system run against its problem's tests in the sandbox. Verdicts are appended to
+ * DIR/results.jsonl as they finish; a rerun of the same command keeps them and runs only what is missing; at the
+ * end results.jsonl is rewritten in input order (one row per sample) and DIR/summary.json holds pass@k.
+ */
+export interface ExecAttempt {
+  status: ExecStatus;
+  duration_ms: number;
+  timeout_ms: number;
+}
+
+export interface ExecRow {
+  system: string;
+  index: number;
+  task_id: string;
+  status: ExecStatus;
+  passed: boolean;
+  duration_ms: number;
+  exit_code: number | null;
+  stderr: string;
+  note?: string;
+  attempts: ExecAttempt[];
+  /** sha256 prefix of the program run (code + tests), so a changed sample is never resumed from an old verdict. */
+  sha: string;
+}
+
+export interface ExecSystemSummary {
+  name: string;
+  file: string;
+  pass_at: Record<string, number | null>;
+  notes?: string[];
+  n: number;
+  problems: number;
+  statuses: Record<ExecStatus, number>;
+  per_problem: Record<string, { n: number; c: number }>;
+  signature: string;
+}
+
+export interface ExecSummary {
+  kind: 'exec';
+  version: string;
+  systems: ExecSystemSummary[];
+}
+
+export interface ExecOptions {
+  problems: ProblemSet;
+  /** One samples file per system; the system is named after the file. */
+  samples: string[];
+  ks: number[];
+  timeoutMs: number;
+  memoryMb: number;
+  jobs: number;
+  sandbox: SandboxMode;
+  outDir: string;
+  onProgress?: (done: number, total: number) => void;
+}
+
+const STDERR_ROW = 2000;
+
+export function systemNames(paths: string[]): string[] {
+  const taken = new Set<string>();
+  return paths.map((path) => {
+    const base = basename(path).replace(/\.gz$/, '').replace(/\.jsonl$/, '');
+    let name = base;
+    for (let i = 2; taken.has(name); i++) name = `${base}#${i}`;
+    taken.add(name);
+    return name;
+  });
+}
+
+export function execSignature(runners: Runner[], sandbox: SandboxMode, timeoutMs: number, memoryMb: number, problemsSha: string): string {
+  const versions = [...new Set(runners.map((r) => r.version))].join(',');
+  return `exec|runner:${versions}|sandbox:${sandbox}|timeout:${timeoutMs / 1000}s|memory:${memoryMb}MB|problems:${problemsSha.slice(0, 12)}|version:${VERSION}`;
+}
+
+/** An exclusive lock on the output folder: a second process on the same --out stops with a usage error. */
+export function lockDir(dir: string): () => void {
+  const path = join(dir, '.exec.lock');
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(readFileSync(path, 'utf8').trim());
+      let alive = false;
+      if (Number.isInteger(pid) && pid > 0) {
+        try {
+          process.kill(pid, 0);
+          alive = true;
+        } catch (err) {
+          alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+        }
+      }
+      if (alive && pid !== process.pid) throw new UsageError(`--out ${dir}: another codegauge exec (pid ${pid}) is writing there; wait for it or use another folder`);
+      rmSync(path, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new UsageError(`--out ${dir}: cannot take the lock ${path}`);
+}
+
+function readPrevious(path: string): Map<string, ExecRow> {
+  const rows = new Map<string, ExecRow>();
+  if (!existsSync(path)) return rows;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    let row: ExecRow;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue; // a line cut short by a kill
+    }
+    if (typeof row?.system === 'string' && typeof row.index === 'number' && typeof row.sha === 'string') rows.set(`${row.system}\u0000${row.index}`, row);
+  }
+  return rows;
+}
+
+interface Task {
+  system: string;
+  sample: Sample;
+  problem: Problem;
+  runner: Runner;
+  code: string;
+  sha: string;
+}
+
+/** Runs one sample: compile (if the language has a step), run; a timeout is retried once with twice the time. */
+export async function runSample(sandbox: Sandbox, task: Pick<Task, 'problem' | 'runner' | 'code'>, limits: { timeoutMs: number; memoryMb: number }, slot = 0): Promise<{ verdict: Verdict; attempts: ExecAttempt[] }> {
+  const { runner, problem, code } = task;
+  const program = runner.program(problem, code);
+  mountProgram(sandbox, program);
+  const attempts: ExecAttempt[] = [];
+  let verdict: Verdict | undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const timeoutMs = limits.timeoutMs * (attempt + 1);
+    const work = makeWorkDir();
+    try {
+      sandbox.prepare(work, slot);
+      writeProgram(work, program);
+      const nonce = randomBytes(16).toString('hex');
+      const base: Limits = { timeoutMs, memoryMb: limits.memoryMb, memoryKind: runner.memoryKind, processes: runner.processes };
+      verdict = undefined;
+      let compileMs = 0;
+      if (program.compile) {
+        const compileLimits: Limits = { ...base, timeoutMs: Math.max(30_000, timeoutMs), memoryMb: Math.max(2048, limits.memoryMb), memoryKind: runner.language === 'java' ? 'none' : 'as', processes: 512 };
+        const r = await sandbox.run({ argv: program.compile, workDir: work, limits: compileLimits, slot });
+        compileMs = r.durationMs;
+        const v = runner.classify(r, nonce, 'compile');
+        if (v.status !== 'passed') verdict = v.status === 'timeout' ? { ...v, status: 'compile_error', note: 'compilation timed out' } : v;
+      }
+      if (!verdict) {
+        const r = await sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: work, stdin: nonce + '\n', limits: base, slot });
+        verdict = runner.classify(r, nonce, 'run');
+        verdict = { ...verdict, durationMs: verdict.durationMs + compileMs };
+      }
+    } finally {
+      removeWorkDir(work);
+    }
+    attempts.push({ status: verdict.status, duration_ms: verdict.durationMs, timeout_ms: timeoutMs });
+    if (verdict.status !== 'timeout') break;
+  }
+  return { verdict: verdict!, attempts };
+}
+
+export async function execSystems(options: ExecOptions): Promise<{ summary: ExecSummary; rows: ExecRow[] }> {
+  const names = systemNames(options.samples);
+  const tasks: Task[][] = options.samples.map((path, s) => {
+    const samples = readSamples(path);
+    const problems = matchSamples(samples, options.problems, path);
+    return samples.map((sample, i) => {
+      const problem = problems[i];
+      const runner = runnerFor(problem.language);
+      const code = runner.code(problem, sample);
+      const program = runner.program(problem, code);
+      const sha = createHash('sha256').update(JSON.stringify([program.files, program.compile ?? null, program.run])).digest('hex').slice(0, 16);
+      return { system: names[s], sample, problem, runner, code, sha };
+    });
+  });
+  const sandbox = new Sandbox(options.sandbox);
+  const signatures = tasks.map((list) => execSignature(list.length ? [...new Set(list.map((t) => t.runner))] : [], options.sandbox, options.timeoutMs, options.memoryMb, options.problems.sha256));
+
+  const dir = options.outDir;
+  writing(dir, () => mkdirSync(dir, { recursive: true }));
+  const unlock = writing(dir, () => lockDir(dir));
+  try {
+    const runPath = join(dir, 'run.json');
+    if (existsSync(runPath)) {
+      const previous = JSON.parse(readFileSync(runPath, 'utf8')) as { signatures?: Record<string, string> };
+      names.forEach((name, s) => {
+        const old = previous.signatures?.[name];
+        if (old && old !== signatures[s]) throw new UsageError(`--out ${dir}: holds a run of "${name}" with other settings (${old}); use another folder`);
+      });
+    }
+    writing(runPath, () => writeFileSync(runPath, JSON.stringify({ kind: 'exec', signatures: Object.fromEntries(names.map((n, s) => [n, signatures[s]])) }, null, 2) + '\n'));
+    const resultsPath = join(dir, 'results.jsonl');
+    const previous = readPrevious(resultsPath);
+    const rows = new Map<string, ExecRow>();
+    const todo: Task[] = [];
+    for (const t of tasks.flat()) {
+      const key = `${t.system}\u0000${t.sample.index}`;
+      const old = previous.get(key);
+      if (old && old.sha === t.sha && old.task_id === t.sample.taskId) rows.set(key, old);
+      else todo.push(t);
+    }
+    // keep what is reused, in a clean file (no half line, nothing stale), then append as verdicts finish
+    writing(resultsPath, () => writeFileSync(resultsPath + '.tmp', [...rows.values()].map((r) => JSON.stringify(r) + '\n').join('')));
+    renameSync(resultsPath + '.tmp', resultsPath);
+    const total = tasks.reduce((n, l) => n + l.length, 0);
+    let done = rows.size;
+    options.onProgress?.(done, total);
+    const queue = todo.values();
+    const worker = async (slot: number) => {
+      for (let next = queue.next(); !next.done; next = queue.next()) {
+        const t = next.value;
+        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot);
+        const row: ExecRow = {
+          system: t.system,
+          index: t.sample.index,
+          task_id: t.sample.taskId,
+          status: verdict.status,
+          passed: verdict.status === 'passed',
+          duration_ms: attempts.reduce((s, a) => s + a.duration_ms, 0),
+          exit_code: verdict.exitCode,
+          stderr: verdict.stderr.length > STDERR_ROW ? '…' + verdict.stderr.slice(verdict.stderr.length - STDERR_ROW) : verdict.stderr,
+          ...(verdict.note ? { note: verdict.note } : {}),
+          attempts,
+          sha: t.sha,
+        };
+        rows.set(`${t.system}\u0000${t.sample.index}`, row);
+        writing(resultsPath, () => appendFileSync(resultsPath, JSON.stringify(row) + '\n'));
+        options.onProgress?.(++done, total);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, todo.length || 1)) }, (_, slot) => worker(slot)));
+    const ordered = tasks.flat().map((t) => rows.get(`${t.system}\u0000${t.sample.index}`)!);
+    writing(resultsPath, () => writeFileSync(resultsPath + '.tmp', ordered.map((r) => JSON.stringify(r) + '\n').join('')));
+    renameSync(resultsPath + '.tmp', resultsPath);
+    const summary: ExecSummary = {
+      kind: 'exec',
+      version: VERSION,
+      systems: names.map((name, s) => summariseSystem(name, options.samples[s], tasks[s].map((t) => rows.get(`${t.system}\u0000${t.sample.index}`)!), tasks[s], options.ks, signatures[s])),
+    };
+    const summaryPath = join(dir, 'summary.json');
+    writing(summaryPath, () => writeFileSync(summaryPath, JSON.stringify(summary, null, 2) + '\n'));
+    return { summary, rows: ordered };
+  } finally {
+    unlock();
+  }
+}
+
+export function summariseSystem(name: string, file: string, rows: ExecRow[], tasks: { problem: Problem }[], ks: number[], signature: string): ExecSystemSummary {
+  const statuses = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ExecStatus, number>;
+  const perProblem: Record<string, { n: number; c: number }> = {};
+  rows.forEach((row, i) => {
+    statuses[row.status]++;
+    const p = (perProblem[tasks[i].problem.taskId] ??= { n: 0, c: 0 });
+    p.n++;
+    if (row.passed) p.c++;
+  });
+  const { values, notes } = meanPassAtK(Object.values(perProblem), ks);
+  return { name, file, pass_at: values, ...(notes.length ? { notes } : {}), n: rows.length, problems: Object.keys(perProblem).length, statuses, per_problem: perProblem, signature };
+}
