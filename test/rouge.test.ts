@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rouge, parseMetric, rougeTokens, scoreCorpus } from '../src/index.js';
-import { lcsIndices, rougeLsum, type PRF } from '../src/metrics/rouge.js';
+import { lcsIndices, lcsLength, rougeLsum, type PRF } from '../src/metrics/rouge.js';
+import { MAX_ALIGNMENT_CELLS } from '../src/text/lcs.js';
 import { ROOT, vector } from './helpers.js';
 
 const v = vector('rouge.json');
@@ -96,5 +97,95 @@ describe('rouge-score 0.1.2, generated cases (parity 1e-6 on the 0-100 scale)', 
     expect(r.segments![1]).toBe(100);
     expect(r.score).toBeCloseTo((r.segments![0] + 100) / 2, 10);
     expect(r.signature).toMatch(/^nrefs:2\|tok:default\|stem:no\|measure:f\|impl:rouge-score-0\.1\.2\|version:/);
+  });
+});
+
+describe('LCS without n*m tables (issue 10)', () => {
+  /** mulberry32: a seeded generator in [0, 1). */
+  const rng = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  /** rouge-score `_lcs_table` and `_backtrack_norec`, transcribed with a full table. */
+  const table = (ref: string[], can: string[]) => {
+    const t = Array.from({ length: ref.length + 1 }, () => new Array<number>(can.length + 1).fill(0));
+    for (let i = 1; i <= ref.length; i++) {
+      for (let j = 1; j <= can.length; j++) t[i][j] = ref[i - 1] === can[j - 1] ? t[i - 1][j - 1] + 1 : Math.max(t[i - 1][j], t[i][j - 1]);
+    }
+    return t;
+  };
+  const backtrack = (ref: string[], can: string[]) => {
+    const t = table(ref, can);
+    const out: number[] = [];
+    let [i, j] = [ref.length, can.length];
+    while (i > 0 && j > 0) {
+      if (ref[i - 1] === can[j - 1]) {
+        out.unshift(i - 1);
+        i--;
+        j--;
+      } else if (t[i][j - 1] > t[i - 1][j]) j--;
+      else i--;
+    }
+    return out;
+  };
+  /** Plain DP length in two rows. */
+  const dpLength = (a: string[], b: string[]) => {
+    let prev = new Int32Array(b.length + 1);
+    let cur = new Int32Array(b.length + 1);
+    for (let i = 1; i <= a.length; i++) {
+      for (let j = 1; j <= b.length; j++) cur[j] = a[i - 1] === b[j - 1] ? prev[j - 1] + 1 : Math.max(cur[j - 1], prev[j]);
+      [prev, cur] = [cur, prev];
+    }
+    return prev[b.length];
+  };
+  const random = (r: () => number, length: number, alphabet: number) => Array.from({ length }, () => `t${Math.floor(r() * alphabet)}`);
+  /** `a` with random substitutions, insertions and deletions (shared prefixes, suffixes and long matches). */
+  const mutate = (r: () => number, a: string[], alphabet: number) =>
+    a.flatMap((x) => {
+      const u = r();
+      return u < 0.1 ? [] : u < 0.2 ? [x, `t${Math.floor(r() * alphabet)}`] : u < 0.3 ? [`t${Math.floor(r() * alphabet)}`] : [x];
+    });
+
+  it('bit-parallel length and backtracked indices equal the DP on 400 random pairs', () => {
+    const r = rng(20261130);
+    for (let n = 0; n < 400; n++) {
+      const alphabet = [1, 2, 4, 26, 1000, 100_000][n % 6];
+      const a = random(r, Math.floor(r() * (n < 200 ? 70 : 300)), alphabet);
+      const b = n % 2 ? mutate(r, a, alphabet) : random(r, Math.floor(r() * (n < 200 ? 70 : 300)), alphabet);
+      const expected = dpLength(a, b);
+      expect(lcsLength(a, b)).toBe(expected);
+      expect(lcsLength(b, a)).toBe(expected);
+      const indices = backtrack(a, b);
+      expect(lcsIndices(a, b)).toEqual(indices);
+      if (a.length && b.length) expect(rougeLsum([a], [b]).recall).toBe(expected / a.length);
+    }
+  });
+
+  it('equals the DP across the 8192-token stripes of the pattern', () => {
+    const r = rng(42);
+    for (const [alphabet, mutated] of [[3, false], [300, true]] as const) {
+      const a = random(r, 9000 + Math.floor(r() * 1000), alphabet);
+      const b = mutated ? mutate(r, a, alphabet) : random(r, 9000 + Math.floor(r() * 1000), alphabet);
+      expect(Math.min(a.length, b.length)).toBeGreaterThan(8192 + 100);
+      expect(lcsLength(a, b)).toBe(dpLength(a, b));
+    }
+  });
+
+  it('ROUGE-L and ROUGE-Lsum of one 1M-token line: exact, in linear memory', () => {
+    const r = rng(7);
+    const ref = Array.from({ length: 1_000_000 }, () => `w${Math.floor(r() * 1_000_000)}`);
+    // Every 10th token replaced by one absent from the reference: the other 900,000 are a common subsequence, and
+    // no longer one exists, since the replaced tokens cannot match.
+    const hyp = ref.map((x, i) => (i % 10 === 9 ? `x${i}` : x));
+    const [target, prediction] = [ref.join(' '), hyp.join(' ')];
+    for (const type of ['rougeL', 'rougeLsum'] as const) expectPrf(prf(type, target, prediction), { precision: 0.9, recall: 0.9, fmeasure: 0.9 }, 12);
+  });
+
+  it('ROUGE-Lsum alignments are bounded', () => {
+    const long = Array.from({ length: 2 ** 15 + 1 }, (_, i) => `t${i}`);
+    expect(long.length ** 2).toBeGreaterThan(MAX_ALIGNMENT_CELLS);
+    expect(() => lcsIndices(long, long)).toThrow(RangeError);
   });
 });

@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CodeBleuCgm, Ruby, dataFlow, loadLanguage, parseCode, parseMetric, scoreCorpus, stringSimilarity, treeEditDistance, LANGUAGES } from '../src/index.js';
 import { hungarian, graphEditDistance } from '../src/code/graph-edit-distance.js';
+import { labeledSyntaxTree, programDependenceGraph } from '../src/code/pdg.js';
+import { textOf } from '../src/code/syntax-tree.js';
+import { treeSize } from '../src/code/tree-edit-distance.js';
+import { codeTokens } from '../src/text/code-tokenizer.js';
+import { RUBY_BOUNDS, tokenLevenshtein } from '../src/metrics/ruby.js';
 import { pyRound, readJson, vector } from './helpers.js';
 
 beforeAll(async () => {
@@ -94,6 +99,68 @@ describe('RUBY levels and robustness', () => {
       expect(r.segmentDetails).toHaveLength(2);
       expect(Object.values(r.details!).reduce((s, x) => s + x, 0)).toBe(2);
     }
+  });
+});
+
+describe('RUBY bounded work (issue 10)', () => {
+  // `function f0(){ function f1(){ ... return 1; } }`: each statement contains all those nested in it, so the graph
+  // level's statement costs grow as depth^4 (200 deep took 47 s unbounded, 400 deep over 300 s).
+  const nested = (depth: number, value: number) => {
+    let s = `return ${value};`;
+    for (let i = depth - 1; i >= 0; i--) s = `function f${i}(){ ${s} }`;
+    return s;
+  };
+  // The unbounded levels, recomputed from the building blocks.
+  const unboundedGraph = (a: string, b: string) => {
+    const graph = (code: string) => {
+      const parsed = parseCode('javascript', code);
+      return programDependenceGraph(parsed, (n) => codeTokens(textOf(parsed, n)).join('\u0001')).graph;
+    };
+    const [g1, g2] = [graph(a), graph(b)];
+    const cost = (x: string, y: string) => {
+      const [xs, ys] = [x.split('\u0001'), y.split('\u0001')];
+      return x === y ? 0 : tokenLevenshtein(xs, ys) / Math.max(xs.length, ys.length, 1);
+    };
+    return 1 - graphEditDistance(g1, g2, cost) / (g1.nodes.length + g2.nodes.length + g1.edges.length + g2.edges.length);
+  };
+  const unboundedTree = (a: string, b: string) => {
+    const [t1, t2] = [a, b].map((code) => labeledSyntaxTree(parseCode('javascript', code)));
+    return 1 - treeEditDistance(t1, t2) / (treeSize(t1) + treeSize(t2));
+  };
+
+  it('200 and 400 nested functions fall back to the string level and say why', async () => {
+    const m = new Ruby('javascript');
+    await m.ready();
+    for (const depth of [200, 400]) {
+      const [a, b] = [nested(depth, 1), nested(depth, 2)];
+      const r = m.compare(a, b);
+      expect(r.level).toBe('string');
+      expect(r.overBudget).toEqual(['graph', 'tree']);
+      expect(r.score).toBe(stringSimilarity(a, b));
+      const c = scoreCorpus(m, [a], [[b]], { segments: true });
+      expect(c.segmentDetails).toEqual(['string (graph, tree over budget)']);
+      expect(c.details).toEqual({ graph: 0, tree: 0, string: 1, graph_over_budget: 1, tree_over_budget: 1 });
+    }
+  });
+
+  it('just under a bound the level and value are those of the unbounded computation', async () => {
+    const m = new Ruby('javascript');
+    await m.ready();
+    const work = (depth: number) => m.work(nested(depth, 1), nested(depth, 2));
+    // The deepest nesting within the graph work budget, then the next one, scored at the tree level.
+    let depth = 10;
+    while (work(depth + 1).graph!.work <= RUBY_BOUNDS.graphWork) depth++;
+    expect(depth).toBeGreaterThan(30);
+    const [a, b] = [nested(depth, 1), nested(depth, 2)];
+    expect(m.compare(a, b)).toEqual({ score: unboundedGraph(a, b), level: 'graph', overBudget: [] });
+    const [c, d] = [nested(depth + 1, 1), nested(depth + 1, 2)];
+    expect(m.compare(c, d)).toEqual({ score: unboundedTree(c, d), level: 'tree', overBudget: ['graph'] });
+    expect(scoreCorpus(m, [c], [[d]], { segments: true }).segmentDetails).toEqual(['tree (graph over budget)']);
+    // The tree level in turn holds until its own bound.
+    while (work(depth + 1).tree!.work <= RUBY_BOUNDS.treeWork) depth++;
+    const [e, f] = [nested(depth, 1), nested(depth, 2)];
+    expect(m.compare(e, f)).toEqual({ score: unboundedTree(e, f), level: 'tree', overBudget: ['graph'] });
+    expect(m.compare(nested(depth + 1, 1), nested(depth + 1, 2)).overBudget).toEqual(['graph', 'tree']);
   });
 });
 

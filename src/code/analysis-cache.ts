@@ -1,3 +1,4 @@
+import { BoundedCache } from '../metrics/bounded-cache.js';
 import { removeCommentsAndDocstrings } from './comments.js';
 import { dataFlow, normalizeDataFlow } from './dataflow.js';
 import type { LanguageId } from './languages.js';
@@ -17,19 +18,16 @@ export interface CodeAnalysis {
 
 export class CodeAnalysisCache {
   private readonly interner = new SubtreeInterner();
-  private readonly cache = new Map<string, CodeAnalysis>();
+  private readonly cache = new BoundedCache<CodeAnalysis>();
 
   constructor(readonly language: LanguageId) {}
 
   analyse(code: string): CodeAnalysis {
-    let hit = this.cache.get(code);
-    if (hit) return hit;
-    const cleaned = removeCommentsAndDocstrings(code, this.language);
-    const parsed = parseCode(this.language, cleaned);
-    const subtrees = subtreeIdentities(parsed.root, this.interner, (n) => textOf(parsed, n));
-    hit = { subtrees, subtreeSet: new Set(subtrees), dataflow: normalizeDataFlow(dataFlow(parsed)) };
-    if (this.cache.size >= 1 << 16) this.cache.clear();
-    this.cache.set(code, hit);
-    return hit;
+    return this.cache.getOrCompute(code, () => {
+      const cleaned = removeCommentsAndDocstrings(code, this.language);
+      const parsed = parseCode(this.language, cleaned);
+      const subtrees = subtreeIdentities(parsed.root, this.interner, (n) => textOf(parsed, n));
+      return { subtrees, subtreeSet: new Set(subtrees), dataflow: normalizeDataFlow(dataFlow(parsed)) };
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { bleuTokens, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
 import { pyRstrip } from '../compat/python-strings.js';
+import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { div, f32, mul, py, add, type Num } from '../compat/numpy-float.js';
@@ -115,7 +116,7 @@ export class Bleu implements Metric<BleuRefInfo> {
   private readonly vocabulary = new Vocabulary();
   private readonly matcher = new NgramMatcher();
   /** Token ids of recently seen references: a reference is usually shared by many hypotheses (cf. sacrebleu's lru_cache). */
-  private readonly referenceCache = new Map<string, Int32Array>();
+  private readonly referenceCache = new BoundedCache<Int32Array>();
 
   constructor(
     options: BleuOptions = {},
@@ -140,33 +141,18 @@ export class Bleu implements Metric<BleuRefInfo> {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
   }
 
-  private readonly tokenCache = new Map<string, string[]>();
+  private readonly tokenCache = new BoundedCache<string[]>();
 
   /**
    * Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`, memoised
-   * for the last 65,536 segments as sacrebleu memoises its tokenizers (`lru_cache(maxsize=2**16)`).
+   * for recent segments as sacrebleu memoises its tokenizers (`lru_cache`).
    */
   tokens(segment: string): string[] {
-    let tokens = this.tokenCache.get(segment);
-    if (tokens === undefined) {
-      const text = this.lowercase ? segment.toLowerCase() : segment;
-      tokens = this.tokenizer(pyRstrip(text));
-      if (this.tokenCache.size >= 1 << 16) this.tokenCache.clear();
-      this.tokenCache.set(segment, tokens);
-    }
-    return tokens;
+    return this.tokenCache.getOrCompute(segment, (s) => this.tokenizer(pyRstrip(this.lowercase ? s.toLowerCase() : s)));
   }
 
   prepareReferences(refs: readonly string[]): BleuRefInfo {
-    const tokens = refs.map((ref) => {
-      let ids = this.referenceCache.get(ref);
-      if (ids === undefined) {
-        ids = this.vocabulary.encode(this.tokens(ref), true);
-        if (this.referenceCache.size >= 1 << 16) this.referenceCache.clear();
-        this.referenceCache.set(ref, ids);
-      }
-      return ids;
-    });
+    const tokens = refs.map((ref) => this.referenceCache.getOrCompute(ref, (r) => this.vocabulary.encode(this.tokens(r), true)));
     return { tokens, lengths: tokens.map((t) => t.length) };
   }
 

@@ -1,4 +1,5 @@
 import { codePoints, pySplit } from '../compat/python-strings.js';
+import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { add, div, f32, mul, py, type Num } from '../compat/numpy-float.js';
@@ -53,7 +54,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
   private readonly matched: Float64Array;
   private readonly wordMatcher = new NgramMatcher();
   /** Encodings of recently seen references: a reference is usually shared by many hypotheses. */
-  private readonly referenceCache = new Map<string, ChrfSegment>();
+  private readonly referenceCache = new BoundedCache<ChrfSegment>();
 
   constructor(
     options: ChrfOptions = {},
@@ -82,15 +83,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
   }
 
   prepareReferences(refs: readonly string[]): ChrfSegment[] {
-    return refs.map((ref) => {
-      let encoded = this.referenceCache.get(ref);
-      if (encoded === undefined) {
-        encoded = this.encode(ref, true);
-        if (this.referenceCache.size >= 1 << 16) this.referenceCache.clear();
-        this.referenceCache.set(ref, encoded);
-      }
-      return encoded;
-    });
+    return refs.map((ref) => this.referenceCache.getOrCompute(ref, (r) => this.encode(r, true)));
   }
 
   /** Best statistics across references, chosen by sentence-level F-score as sacrebleu does. */

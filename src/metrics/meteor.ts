@@ -2,6 +2,7 @@ import { codeTokens } from '../text/code-tokenizer.js';
 import { porterStem } from '../text/porter.js';
 import { pySplit } from '../compat/python-strings.js';
 import { WordNet, type WordNetVersion } from '../text/wordnet.js';
+import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
 
@@ -86,7 +87,7 @@ export class Meteor implements Metric<string[][]> {
   readonly gamma: number;
   readonly wordnetVersion: WordNetVersion;
   private wordnet: WordNet | null = null;
-  private readonly synonymCache = new Map<string, Set<string>>();
+  private readonly synonymCache = new BoundedCache<Set<string>>(1 << 16);
 
   constructor(
     options: MeteorOptions = {},

@@ -1,6 +1,7 @@
 import { codeTokens } from '../text/code-tokenizer.js';
 import { lcsIndices, lcsLength } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
+import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
 
@@ -163,17 +164,11 @@ export class Rouge implements Metric<RougeRefInfo> {
     return `nrefs:${nrefs}|tok:${this.tokenize}|stem:${this.stem ? 'yes' : 'no'}|measure:${this.measure}|impl:rouge-score-0.1.2|version:${VERSION}`;
   }
 
-  private readonly tokenCache = new Map<string, string[]>();
+  private readonly tokenCache = new BoundedCache<string[]>();
 
-  /** Tokens of a text, memoised for the last 65,536 texts (references are shared by many hypotheses). */
+  /** Tokens of a text, memoised for recent texts (references are shared by many hypotheses). */
   tokens(text: string): string[] {
-    let tokens = this.tokenCache.get(text);
-    if (tokens === undefined) {
-      tokens = this.tokenize === 'code' ? codeTokens(text) : rougeTokens(text, this.stem);
-      if (this.tokenCache.size >= 1 << 16) this.tokenCache.clear();
-      this.tokenCache.set(text, tokens);
-    }
-    return tokens;
+    return this.tokenCache.getOrCompute(text, (t) => (this.tokenize === 'code' ? codeTokens(t) : rougeTokens(t, this.stem)));
   }
 
   private info(text: string): { tokens: string[]; sentences: string[][] } {

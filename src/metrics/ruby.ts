@@ -5,6 +5,8 @@ import { parsesAsPython3 } from '../code/python3.js';
 import { parseCode, textOf } from '../code/syntax-tree.js';
 import { treeEditDistance, treeSize, zhangShashaWork, type LabeledTree } from '../code/tree-edit-distance.js';
 import { codeTokens } from '../text/code-tokenizer.js';
+import { UsageError } from '../errors.js';
+import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 
@@ -112,7 +114,7 @@ function graphWork(a: Analysed, b: Analysed): { vertices: number; work: number }
 export class Ruby implements Metric<string[]> {
   readonly name = 'RUBY';
   readonly statsSize = 7;
-  private readonly cache = new Map<string, Analysed>();
+  private readonly cache = new BoundedCache<Analysed>();
   private loaded = false;
 
   constructor(
@@ -132,7 +134,7 @@ export class Ruby implements Metric<string[]> {
   private analyse(code: string): Analysed {
     let hit = this.cache.get(code);
     if (hit) return hit;
-    if (!this.loaded) throw new Error('RUBY: call and await ready() before scoring');
+    if (!this.loaded) throw new UsageError('RUBY: call and await metric.ready() before scoring (scoreSystems does it for you)');
     const parsed = parseCode(this.language, code);
     if (parsed.hasError || code.trim() === '' || (this.language === 'python' && !parsesAsPython3(parsed))) hit = { parses: false, graph: null, labelTokens: new Map(), labelWork: 0, tree: null, treeSize: 0, treeWork: 0 };
     else {
@@ -144,7 +146,6 @@ export class Ruby implements Metric<string[]> {
       const graph = pdg.dependenceEdges > 0 ? pdg.graph : null;
       hit = { parses: true, graph, labelTokens, labelWork, tree, treeSize: treeSize(tree), treeWork: zhangShashaWork(tree) };
     }
-    if (this.cache.size >= 1 << 15) this.cache.clear();
     this.cache.set(code, hit);
     return hit;
   }
