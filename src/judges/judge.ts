@@ -1,3 +1,4 @@
+import { ServerError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
@@ -41,7 +42,10 @@ export interface Judge {
   judge(sample: JudgeSample, ctx: JudgeContext): Promise<JudgeOutcome>;
 }
 
-export class JudgeFailure extends Error {}
+/** The judge could not produce a grade (unreadable replies after re-asking): a model failure, exit 1. */
+export class JudgeFailure extends ServerError {
+  override name = 'JudgeFailure';
+}
 
 export function promptHash(...templates: unknown[]): string {
   return createHash('sha256').update(JSON.stringify(templates)).digest('hex').slice(0, 12);
