@@ -25,7 +25,7 @@ const jsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').ma
 export interface DemoResult {
   report: string;
   files: string[];
-  bestAgreeing: string[];
+  best_agreeing: string[];
   notes: string[];
 }
 
@@ -112,5 +112,5 @@ export async function runDemo(options: { outDir: string; log?: (line: string) =>
   const report = join(options.outDir, 'report.html');
   writing(report, () => writeFileSync(report, renderReport(inputs, { title: 'codegauge demo: CoNaLa ("Out of the BLEU") and SBC', notes })));
   files.push(report);
-  return { report, files, bestAgreeing, notes };
+  return { report, files, best_agreeing: bestAgreeing, notes };
 }

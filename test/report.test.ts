@@ -6,7 +6,7 @@ import { cli, ROOT } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 let dir: string;
-let demo: { report: string; bestAgreeing: string[]; files: string[]; seconds: number };
+let demo: { report: string; best_agreeing: string[]; files: string[]; seconds: number };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'codegauge-report-'));
@@ -18,7 +18,7 @@ beforeAll(async () => {
 
 describe('codegauge demo', () => {
   it('runs the main job offline and reproduces "Out of the BLEU": chrF and ROUGE-L agree best with the graders', () => {
-    expect([...demo.bestAgreeing].sort()).toEqual(['chrf', 'rougeL:tok=code']);
+    expect([...demo.best_agreeing].sort()).toEqual(['chrf', 'rougeL:tok=code']);
     for (const name of ['scores.json', 'compare.json', 'meta.json', 'sbc-rescored.jsonl', 'report.html']) expect(existsSync(join(dir, 'demo', name))).toBe(true);
     const compare = JSON.parse(readFileSync(join(dir, 'demo', 'compare.json'), 'utf8'));
     const codex = compare.systems.find((s: any) => s.name === 'codex').scores.find((m: any) => m.metric === 'chrf');
