@@ -18,6 +18,8 @@ export interface MetricScore {
   components?: Record<string, number>;
   details?: Record<string, number>;
   segments?: number[];
+  /** The signature of the segment scores where it differs from the corpus score's (BLEU: `eff:yes`). */
+  segment_signature?: string;
   segment_details?: string[];
   /** With `confidence`: sacrebleu's bootstrap estimate (`--confidence`): mean of the resampled scores ± half the
    * width of their central 95% range. */
@@ -109,7 +111,7 @@ export class ScoreAccumulator {
         for (let k = 0; k < row.length; k++) sum[k] += row[k];
         this.matrices?.[m][s].push(row);
         if (this.segmentScores) {
-          this.segmentScores[m][s].push(metric.scoreFromStatistics(row));
+          this.segmentScores[m][s].push(metric.sentenceScoreFromStatistics ? metric.sentenceScoreFromStatistics(row) : metric.scoreFromStatistics(row));
           this.segmentLabels![m][s]?.push(metric.segmentLabel!(row));
         }
       });
@@ -137,6 +139,8 @@ export class ScoreAccumulator {
         if (metric.summary) entry.details = metric.summary(sum);
         if (this.segmentScores) {
           entry.segments = this.segmentScores[m][s];
+          const sentence = metric.sentenceSignature?.(this.nrefs ?? 1);
+          if (sentence && sentence !== signature) entry.segment_signature = sentence;
           const labels = this.segmentLabels![m][s];
           if (labels) entry.segment_details = labels;
         }

@@ -112,6 +112,11 @@ export class Bleu implements Metric<BleuRefInfo> {
   readonly lowercase: boolean;
   readonly maxOrder: number;
   readonly effectiveOrder: boolean;
+  /**
+   * Effective order of sentence scores in score reports: sacrebleu's CLI (2.x) turns it on for `--sentence-level`
+   * whatever the corpus setting, so we do too, unless `eff` was given explicitly.
+   */
+  readonly sentenceEffectiveOrder: boolean;
   private readonly tokenizer: (line: string) => string[];
   private readonly vocabulary = new Vocabulary();
   private readonly matcher = new NgramMatcher();
@@ -128,17 +133,18 @@ export class Bleu implements Metric<BleuRefInfo> {
     this.lowercase = options.lowercase ?? false;
     this.maxOrder = options.maxOrder ?? 4;
     this.effectiveOrder = options.effectiveOrder ?? false;
+    this.sentenceEffectiveOrder = options.effectiveOrder ?? true;
     this.tokenizer = bleuTokens(this.tokenize);
     this.statsSize = 2 + 2 * this.maxOrder;
   }
 
-  signature(nrefs: number | 'var'): string {
+  signature(nrefs: number | 'var', effectiveOrder = this.effectiveOrder): string {
     let smooth: string = this.smooth;
     const def = SMOOTH_DEFAULTS[this.smooth];
     if (def !== null) smooth += `[${(this.smoothValue ?? def).toFixed(2)}]`;
     // sacrebleu does not record the n-gram order; we add it only when it is not the default 4.
     const order = this.maxOrder === 4 ? '' : `|order:${this.maxOrder}`;
-    return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
+    return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
   }
 
   private readonly tokenCache = new BoundedCache<string[]>();
@@ -174,6 +180,17 @@ export class Bleu implements Metric<BleuRefInfo> {
 
   scoreFromStatistics(stats: ArrayLike<number>): number {
     return this.details(stats).score;
+  }
+
+  sentenceScoreFromStatistics(stats: ArrayLike<number>): number {
+    if (this.sentenceEffectiveOrder === this.effectiveOrder) return this.scoreFromStatistics(stats);
+    const order = this.maxOrder;
+    const view = (start: number) => Array.prototype.slice.call(stats, start, start + order) as number[];
+    return computeBleu(view(2), view(2 + order), stats[0], stats[1], this.smooth, this.smoothValue, this.sentenceEffectiveOrder, order).score;
+  }
+
+  sentenceSignature(nrefs: number | 'var'): string {
+    return this.signature(nrefs, this.sentenceEffectiveOrder);
   }
 
   /** `compute_bleu` on float32 statistics under NumPy 2 promotion (sacrebleu's resampling path). */

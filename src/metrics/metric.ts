@@ -21,6 +21,12 @@ export interface Metric<RefInfo = unknown> extends StatisticsScorer {
   /** Score on the 0-100 scale from (summed) statistics. */
   scoreFromStatistics(stats: ArrayLike<number>): number;
   /**
+   * A sentence score in a score report where it differs from the corpus computation on one segment (BLEU: with
+   * effective order, as sacrebleu's CLI computes sentence scores), with its own signature.
+   */
+  sentenceScoreFromStatistics?(stats: ArrayLike<number>): number;
+  sentenceSignature?(nrefs: number | 'var'): string;
+  /**
    * The score as sacrebleu computes it during resampling, where statistics are float32 and NumPy does the
    * arithmetic in single precision (BLEU and chrF only; used for bit-identical bootstrap results).
    */
