@@ -1,6 +1,10 @@
+import { statSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { InputError, UsageError } from '../errors.js';
+import { parallelSegments } from '../io/segments.js';
 import { parseMetric } from '../metrics/registry.js';
 import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
+import { ExactSums } from '../stats/exact-sum.js';
 import { bootstrapDraws, corpusConfidenceInterval, DEFAULT_SEED, resampledScores } from '../stats/resampling.js';
 import { VERSION } from '../version.js';
 
@@ -77,7 +81,7 @@ class GrowingMatrix implements StatisticsMatrix {
  * the spine of `score`: segment -> sufficient statistics -> corpus score from the sum.
  */
 export class ScoreAccumulator {
-  private readonly sums: Float64Array[][];
+  private readonly sums: ExactSums[][];
   private readonly matrices: GrowingMatrix[][] | null;
   private readonly segmentScores: number[][][] | null;
   private readonly segmentLabels: (string[] | null)[][] | null;
@@ -91,7 +95,7 @@ export class ScoreAccumulator {
     private readonly options: ScoreOptions = {},
   ) {
     const each = <T>(make: (m: Metric<any>) => T) => metrics.map((m) => systemNames.map(() => make(m)));
-    this.sums = each((m) => new Float64Array(m.statsSize));
+    this.sums = each((m) => new ExactSums(m.statsSize));
     this.matrices = options.confidence ? each((m) => new GrowingMatrix(m.statsSize)) : null;
     this.segmentScores = options.segments ? each(() => []) : null;
     this.segmentLabels = options.segments ? each((m) => (m.segmentLabel ? [] : null)) : null;
@@ -107,8 +111,7 @@ export class ScoreAccumulator {
       hyps.forEach((hyp, s) => {
         row.fill(0);
         metric.segmentStatistics(hyp, refInfo, row, 0);
-        const sum = this.sums[m][s];
-        for (let k = 0; k < row.length; k++) sum[k] += row[k];
+        this.sums[m][s].add(row);
         this.matrices?.[m][s].push(row);
         if (this.segmentScores) {
           this.segmentScores[m][s].push(metric.sentenceScoreFromStatistics ? metric.sentenceScoreFromStatistics(row) : metric.scoreFromStatistics(row));
@@ -117,6 +120,49 @@ export class ScoreAccumulator {
       });
     });
     this.segments++;
+  }
+
+  /** What a worker sends back: its sums, its segments' scores and statistics rows, in its own order. */
+  partial(): PartialScores {
+    return {
+      segments: this.segments,
+      nrefs: this.nrefs,
+      sums: this.sums.map((row) => row.map((a) => a.state())),
+      segmentScores: this.segmentScores,
+      segmentLabels: this.segmentLabels,
+      matrices: this.matrices?.map((row) => row.map((m) => m.data.slice(0, m.rows * m.size))) ?? null,
+    };
+  }
+
+  /**
+   * Joins the partial results of `workers` workers that took stripes of `stripe` segments in turn, restoring the
+   * input order of segment scores and statistics rows.
+   */
+  absorb(partials: PartialScores[], stripe: number): void {
+    const workers = partials.length;
+    const total = partials.reduce((n, p) => n + p.segments, 0);
+    for (const p of partials) {
+      if (p.nrefs !== null) this.nrefs = this.nrefs === null || this.nrefs === p.nrefs ? p.nrefs : 'var';
+      p.sums.forEach((row, m) => row.forEach((state, s) => this.sums[m][s].merge(state)));
+    }
+    const source = (i: number) => {
+      const batch = Math.floor(i / stripe);
+      return { worker: batch % workers, local: Math.floor(batch / workers) * stripe + (i % stripe) };
+    };
+    for (let i = 0; i < total; i++) {
+      const { worker, local } = source(i);
+      const p = partials[worker];
+      this.metrics.forEach((metric, m) =>
+        this.systemNames.forEach((_, s) => {
+          if (this.segmentScores) {
+            this.segmentScores[m][s].push(p.segmentScores![m][s][local]);
+            this.segmentLabels![m][s]?.push(p.segmentLabels![m][s]![local]);
+          }
+          if (this.matrices) this.matrices[m][s].push(p.matrices![m][s].subarray(local * metric.statsSize, (local + 1) * metric.statsSize));
+        }),
+      );
+    }
+    this.segments += total;
   }
 
   report(): ScoreReport {
@@ -129,7 +175,7 @@ export class ScoreAccumulator {
     this.metrics.forEach((metric, m) => {
       const signature = metric.signature(this.nrefs ?? 1);
       this.systemNames.forEach((_, s) => {
-        const sum = this.sums[m][s];
+        const sum = this.sums[m][s].values();
         const entry: MetricScore = { metric: metric.spec, name: metric.name, score: metric.scoreFromStatistics(sum), signature };
         if (draws) {
           entry.confidence = corpusConfidenceInterval(resampledScores(metric, this.matrices![m][s], draws, samples), metric.float32Scores === true);
@@ -149,6 +195,98 @@ export class ScoreAccumulator {
     });
     return report;
   }
+}
+
+export interface PartialScores {
+  segments: number;
+  nrefs: number | 'var' | null;
+  /** Exact partial sums per metric, system and statistic. */
+  sums: number[][][][];
+  segmentScores: number[][][] | null;
+  segmentLabels: (string[] | null)[][] | null;
+  matrices: Float64Array[][] | null;
+}
+
+/** What one worker of a parallel `score` is asked to do. */
+export interface WorkerTask {
+  refPaths: string[];
+  hypPaths: string[];
+  systems: string[];
+  specs: string[];
+  language?: string;
+  options: ScoreOptions;
+  worker: number;
+  workers: number;
+  stripe: number;
+}
+
+/** Segments per stripe: large enough that consecutive samples of one problem share a worker (and its caches). */
+export const STRIPE_SEGMENTS = 512;
+/** Below this much input, one thread is faster than starting workers. */
+export const PARALLEL_MIN_BYTES = 4 << 20;
+
+/**
+ * Scores files on several worker threads when the input is large enough to pay for them: statistics are additive,
+ * so the workers' sums give exactly the single-thread corpus scores, and segment scores and resampling rows are
+ * put back in input order. Metrics are given as specs (each worker builds its own).
+ */
+export async function scoreFiles(input: {
+  refPaths: string[];
+  hypPaths: string[];
+  systems: string[];
+  specs: string[];
+  language?: string;
+  workers: number;
+  /** Inputs smaller than this many bytes are scored on one thread (default PARALLEL_MIN_BYTES). */
+  parallelMinBytes?: number;
+  onSegment?: (done: number) => void;
+} & ScoreOptions): Promise<ScoreReport> {
+  const options: ScoreOptions = { segments: input.segments, confidence: input.confidence };
+  const bytes = [...input.refPaths, ...input.hypPaths].reduce((n, p) => n + fileSize(p), 0);
+  const metrics = await readyMetrics(input.specs.map((spec) => parseMetric(spec, { language: input.language })));
+  if (input.workers <= 1 || bytes < (input.parallelMinBytes ?? PARALLEL_MIN_BYTES)) {
+    return scoreSegments({ stream: parallelSegments(input.refPaths, input.hypPaths), systems: input.systems, metrics, onSegment: input.onSegment, ...options });
+  }
+  const done = new Array<number>(input.workers).fill(0);
+  const partials = await Promise.all(
+    Array.from({ length: input.workers }, (_, worker) => {
+      const task: WorkerTask = { refPaths: input.refPaths, hypPaths: input.hypPaths, systems: input.systems, specs: input.specs, language: input.language, options, worker, workers: input.workers, stripe: STRIPE_SEGMENTS };
+      return new Promise<PartialScores>((resolve, reject) => {
+        const thread = new Worker(WORKER_URL, { workerData: task });
+        thread.on('message', (message: { type: string; done?: number; partial?: PartialScores; error?: { name: string; message: string; file?: string; line?: number; stack?: string } }) => {
+          if (message.type === 'progress') {
+            done[worker] = message.done!;
+            input.onSegment?.(done.reduce((a, b) => a + b, 0));
+          } else if (message.type === 'done') resolve(message.partial!);
+          else reject(rebuildError(message.error!));
+          if (message.type !== 'progress') void thread.terminate();
+        });
+        thread.on('error', reject);
+      });
+    }),
+  );
+  const accumulator = new ScoreAccumulator(metrics, input.systems, options);
+  accumulator.absorb(partials, STRIPE_SEGMENTS);
+  return accumulator.report();
+}
+
+// Under the TypeScript sources (tests), the worker runs from the build, which `npm test` makes first.
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../dist/api/score-worker.js' : './score-worker.js', import.meta.url);
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // the reader reports a missing file with its own message
+  }
+}
+
+/** A worker's error as the typed error it was, so the CLI maps it as usual. */
+function rebuildError(e: { name: string; message: string; file?: string; line?: number; stack?: string }): Error {
+  const error = e.name === 'UsageError' || e.name === 'SpecError' || e.name === 'UnknownLanguageError' ? new UsageError(e.message) : e.name === 'InputError' ? new InputError(e.message) : new Error(e.message);
+  if (error instanceof InputError) Object.assign(error, { file: e.file, line: e.line });
+  if (e.stack) error.stack = e.stack;
+  return error;
 }
 
 /** Parses metric specs and loads what each metric needs (grammars, word lists) before any scoring. */

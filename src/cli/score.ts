@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { scoreSegments } from '../api/score.js';
-import { parallelSegments } from '../io/segments.js';
+import { availableParallelism } from 'node:os';
+import { scoreFiles } from '../api/score.js';
 import { describeMetrics, parseMetric } from '../metrics/registry.js';
 import { formatScoreTable } from './format.js';
 import type { CliIo } from './io.js';
@@ -16,10 +16,14 @@ interface ScoreCliOptions {
   confidence: boolean;
   confidenceN: number;
   seed: number;
+  jobs: number;
   format: 'table' | 'json';
 }
 
-/** `codegauge score`: streams the files, so memory holds per-segment statistics only, never the texts. */
+/**
+ * `codegauge score`: streams the files, so memory holds per-segment statistics only, never the texts; large
+ * inputs are split over worker threads.
+ */
 export function addScoreCommand(program: Command, io: CliIo): void {
   program
     .command('score')
@@ -32,19 +36,23 @@ export function addScoreCommand(program: Command, io: CliIo): void {
     .option('--confidence', 'bootstrap 95% confidence interval of each score, as sacrebleu --confidence', false)
     .option('--confidence-n <n>', 'bootstrap samples for --confidence', integerIn('--confidence-n', 1, 1_000_000), 1000)
     .option('--seed <n>', 'random seed for --confidence', integerIn('--seed', 0, 2 ** 32 - 1), 12345)
+    .option('--jobs <n>', 'worker threads for large inputs (results are identical for any number)', integerIn('--jobs', 1, 64), Math.min(availableParallelism(), 8))
     .addOption(formatOption())
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
     .action(async (opts: ScoreCliOptions, command: Command) => {
       onlyWith(command, ['--confidence-n', '--seed'], '--confidence', opts.confidence);
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
-      const metrics = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
+      for (const m of opts.metric) parseMetric(m, { language }); // validate specs before reading any data
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => systemName(path, taken));
       const progress = io.progress?.('scoring');
-      const report = await scoreSegments({
-        stream: parallelSegments(opts.refs, opts.hyps),
+      const report = await scoreFiles({
+        refPaths: opts.refs,
+        hypPaths: opts.hyps,
         systems,
-        metrics,
+        specs: opts.metric,
+        language,
+        workers: opts.jobs,
         segments: opts.segments,
         confidence: opts.confidence ? { samples: opts.confidenceN, seed: opts.seed } : undefined,
         // The total is unknown while streaming: show the count so far.

@@ -56,21 +56,22 @@ export function codePoints(s: string): string[] {
 }
 
 /** Python `math.fsum`: exactly rounded sum (Shewchuk's algorithm, as CPython implements it). */
-export function fsum(values: Iterable<number>): number {
-  const partials: number[] = [];
-  for (let x of values) {
-    let i = 0;
-    for (let y of partials) {
-      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
-      const hi = x + y;
-      const lo = y - (hi - x);
-      if (lo !== 0) partials[i++] = lo;
-      x = hi;
-    }
-    partials.length = i;
-    partials.push(x);
+/** Adds `x` to Shewchuk's non-overlapping partials exactly (CPython's `math.fsum` inner loop). */
+export function addToPartials(partials: number[], x: number): void {
+  let i = 0;
+  for (let y of partials) {
+    if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+    const hi = x + y;
+    const lo = y - (hi - x);
+    if (lo !== 0) partials[i++] = lo;
+    x = hi;
   }
-  // Sum from the top, with CPython's half-even correction.
+  partials.length = i;
+  partials.push(x);
+}
+
+/** The correctly rounded value of exact partials, with CPython's half-even correction. */
+export function roundPartials(partials: readonly number[]): number {
   let n = partials.length;
   let hi = 0;
   if (n > 0) {
@@ -92,6 +93,12 @@ export function fsum(values: Iterable<number>): number {
     }
   }
   return hi;
+}
+
+export function fsum(values: Iterable<number>): number {
+  const partials: number[] = [];
+  for (const x of values) addToPartials(partials, x);
+  return roundPartials(partials);
 }
 
 /** Python's round(x, nd): the exact binary value rounded to nd decimals, exact ties to even. */

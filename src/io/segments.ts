@@ -112,6 +112,24 @@ export class SegmentReader {
     throw new InputError(`expected ${expected}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`, this.path, this.line);
   }
 
+  /** Passes over the next line without decoding it (another worker owns it); false at the end of the file. */
+  skip(): boolean {
+    for (;;) {
+      const nl = this.buffer.indexOf(10, this.start);
+      if (nl >= 0 && nl < this.end) {
+        this.start = nl + 1;
+        this.line++;
+        return true;
+      }
+      if (!this.fill()) {
+        if (this.start >= this.end) return false;
+        this.start = this.end;
+        this.line++;
+        return true;
+      }
+    }
+  }
+
   /** Counts the remaining lines (to report how long a file is when another one ended first). */
   countRemaining(): number {
     while (this.nextLine() !== null);
@@ -137,17 +155,23 @@ export function readSegmentFile(path: string, options: { allowMultiple?: boolean
 
 /**
  * Reads reference files and one or more hypothesis files in step, one segment at a time, so that memory stays
- * flat however long the files are. Yields the references of a segment (all reference files joined) and each
- * system's hypothesis; files of different lengths are an error naming both counts.
+ * flat however long the files are. Yields the references of a segment (all reference files joined), each system's
+ * hypothesis and the segment's index; files of different lengths are an error naming both counts. With `owns`,
+ * segments it rejects are passed over undecoded (each worker of a parallel run reads only its own).
  */
-export function* parallelSegments(refPaths: readonly string[], hypPaths: readonly string[]): Generator<{ refs: string[]; hyps: string[] }> {
+export function* parallelSegments(
+  refPaths: readonly string[],
+  hypPaths: readonly string[],
+  owns?: (index: number) => boolean,
+): Generator<{ refs: string[]; hyps: string[]; index: number }> {
   if (refPaths.length === 0) throw new InputError('at least one --refs file is required');
   const refs = refPaths.map((p) => new SegmentReader(p, { allowMultiple: true }));
   const readers: SegmentReader[] = [...refs];
   try {
     for (const p of hypPaths) readers.push(new SegmentReader(p));
-    for (;;) {
-      const rows = readers.map((r) => r.next());
+    for (let index = 0; ; index++) {
+      const take = !owns || owns(index);
+      const rows = readers.map((r) => (take ? r.next() : r.skip() ? [] : null));
       const ended = rows.map((r) => r === null);
       if (ended.every(Boolean)) {
         if (readers[0].line === 0) throw new InputError('no segments (the reference file is empty)', refPaths[0]);
@@ -159,7 +183,7 @@ export function* parallelSegments(refPaths: readonly string[], hypPaths: readonl
         const what = odd < refs.length ? 'reference files differ in length' : 'hypothesis and reference files differ in length';
         throw new InputError(`${what}: ${readers[odd].path} has ${counts[odd]} segments, ${readers[0].path} has ${counts[0]}`);
       }
-      yield { refs: rows.slice(0, refs.length).flatMap((r) => r!), hyps: rows.slice(refs.length).map((r) => r![0]) };
+      if (take) yield { refs: rows.slice(0, refs.length).flatMap((r) => r!), hyps: rows.slice(refs.length).map((r) => r![0]), index };
     }
   } finally {
     for (const r of readers) r.close();

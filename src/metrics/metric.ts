@@ -1,3 +1,4 @@
+import { ExactSums } from '../stats/exact-sum.js';
 import type { StatisticsMatrix, StatisticsScorer } from '../stats/statistics.js';
 /**
  * The one scoring path shared by every metric, after sacrebleu's design: a segment becomes a vector of
@@ -65,13 +66,21 @@ export function corpusStatistics<R>(metric: Metric<R>, hypotheses: readonly stri
   return { rows: hypotheses.length, size, data };
 }
 
-/** Sums the rows named by `indices` (all rows when omitted); resampling passes drawn indices here. */
+/**
+ * Sums the rows named by `indices` (all rows when omitted). The sum of all rows is exact and then rounded, so it
+ * does not depend on the order of the rows (the same corpus score however a corpus is split); drawn rows
+ * (resampling) take the plain running sum.
+ */
 export function sumRows(matrix: StatisticsMatrix, indices?: ArrayLike<number>): Float64Array {
   const { size, data } = matrix;
+  if (!indices) {
+    const sums = new ExactSums(size);
+    for (let r = 0; r < matrix.rows; r++) sums.add(data.subarray(r * size, (r + 1) * size));
+    return sums.values();
+  }
   const total = new Float64Array(size);
-  const count = indices ? indices.length : matrix.rows;
-  for (let r = 0; r < count; r++) {
-    const base = (indices ? indices[r] : r) * size;
+  for (let r = 0; r < indices.length; r++) {
+    const base = indices[r] * size;
     for (let k = 0; k < size; k++) total[k] += data[base + k];
   }
   return total;
