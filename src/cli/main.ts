@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { asOutputError, InputError, OutputError, ServerError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { addAggregateCommand } from './aggregate.js';
+import { addAgreementCommand } from './agreement.js';
 import { addCompareCommand } from './compare.js';
+import { addExecCommand } from './exec.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitRequest, type CliIo } from './io.js';
 import { addJudgeCommand } from './judge.js';
 import { addMetaCommand } from './meta.js';
@@ -25,8 +27,10 @@ export function buildProgram(io: CliIo): Command {
   addScoreCommand(program, io);
   addCompareCommand(program, io);
   addMetaCommand(program, io);
+  addAgreementCommand(program, io);
   addSbcCommands(program, io);
   addJudgeCommand(program, io);
+  addExecCommand(program, io);
   addReportCommands(program, io);
   addAggregateCommand(program, io);
   // Subcommands take the same exit override and output as the root, so their usage errors are ours too.

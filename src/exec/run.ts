@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { UsageError, writing } from '../errors.js';
 import { VERSION } from '../version.js';
 import { meanPassAtK } from './pass-at-k.js';
 import { matchSamples, readSamples, type Problem, type ProblemSet, type Sample } from './problems.js';
-import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Runner, type Verdict } from './runners.js';
+import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Program, type Runner, type Verdict } from './runners.js';
 import { makeWorkDir, removeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
+import { WarmPythonPool } from './warm-python.js';
 
 /**
  * `exec`: every sample of every system run against its problem's tests in the sandbox. Verdicts are appended to
@@ -62,6 +64,8 @@ export interface ExecOptions {
   jobs: number;
   sandbox: SandboxMode;
   outDir: string;
+  /** Python: one warm interpreter per worker that forks a child per program (bwrap only; default true there). */
+  warm?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -136,8 +140,53 @@ interface Task {
   sha: string;
 }
 
+/**
+ * Compiled programs by their source and compile command: identical programs (duplicate samples, the retry of a
+ * timeout) are compiled once. Holds the build outputs, or the compile error.
+ */
+export class CompileCache {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'codegauge-build-'));
+  private readonly entries = new Map<string, { outputs?: string; verdict?: Verdict }>();
+  private next = 0;
+
+  static key(program: Program): string {
+    return createHash('sha256').update(JSON.stringify([program.files, program.compile])).digest('hex');
+  }
+
+  get(key: string) {
+    return this.entries.get(key);
+  }
+
+  /** Keeps what the compiler wrote into `work` (everything but the program's own files), or its error. */
+  store(key: string, work: string, program: Program, verdict?: Verdict): void {
+    if (verdict) {
+      this.entries.set(key, { verdict });
+      return;
+    }
+    const outputs = join(this.dir, String(this.next++));
+    mkdirSync(outputs);
+    for (const name of readdirSync(work)) if (!(name in program.files)) cpSync(join(work, name), join(outputs, name), { recursive: true });
+    this.entries.set(key, { outputs });
+  }
+
+  restore(outputs: string, work: string): void {
+    for (const name of readdirSync(outputs)) cpSync(join(outputs, name), join(work, name), { recursive: true });
+  }
+
+  close(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
 /** Runs one sample: compile (if the language has a step), run; a timeout is retried once with twice the time. */
-export async function runSample(sandbox: Sandbox, task: Pick<Task, 'problem' | 'runner' | 'code'>, limits: { timeoutMs: number; memoryMb: number }, slot = 0): Promise<{ verdict: Verdict; attempts: ExecAttempt[] }> {
+export async function runSample(
+  sandbox: Sandbox,
+  task: Pick<Task, 'problem' | 'runner' | 'code'>,
+  limits: { timeoutMs: number; memoryMb: number },
+  slot = 0,
+  warm?: WarmPythonPool,
+  builds?: CompileCache,
+): Promise<{ verdict: Verdict; attempts: ExecAttempt[] }> {
   const { runner, problem, code } = task;
   const program = runner.program(problem, code);
   mountProgram(sandbox, program);
@@ -153,15 +202,24 @@ export async function runSample(sandbox: Sandbox, task: Pick<Task, 'problem' | '
       const base: Limits = { timeoutMs, memoryMb: limits.memoryMb, memoryKind: runner.memoryKind, processes: runner.processes };
       verdict = undefined;
       let compileMs = 0;
-      if (program.compile) {
+      const key = program.compile && builds ? CompileCache.key(program) : undefined;
+      const built = key ? builds!.get(key) : undefined;
+      if (built?.verdict) verdict = built.verdict;
+      else if (built?.outputs) builds!.restore(built.outputs, work);
+      else if (program.compile) {
         const compileLimits: Limits = { ...base, timeoutMs: Math.max(30_000, timeoutMs), memoryMb: Math.max(2048, limits.memoryMb), memoryKind: runner.language === 'java' ? 'none' : 'as', processes: 512 };
         const r = await sandbox.run({ argv: program.compile, workDir: work, limits: compileLimits, slot });
         compileMs = r.durationMs;
         const v = runner.classify(r, nonce, 'compile');
         if (v.status !== 'passed') verdict = v.status === 'timeout' ? { ...v, status: 'compile_error', note: 'compilation timed out' } : v;
+        // a sandbox failure is not the program's: never cached
+        if (key && verdict?.status !== 'sandbox_error') builds!.store(key, work, program, verdict);
       }
       if (!verdict) {
-        const r = await sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: work, stdin: nonce + '\n', limits: base, slot });
+        const cold = () => sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: work, stdin: nonce + '\n', limits: base, slot });
+        let r = warm && runner.language === 'python' && !program.compile ? await warm.run(program.run[0], program.files, program.run[program.run.length - 1], nonce + '\n', base, slot) : await cold();
+        // a program that kills the warm runner itself is run again on its own
+        if (r.sandboxError && warm) r = await cold();
         verdict = runner.classify(r, nonce, 'run');
         verdict = { ...verdict, durationMs: verdict.durationMs + compileMs };
       }
@@ -189,6 +247,8 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     });
   });
   const sandbox = new Sandbox(options.sandbox);
+  const warm = options.sandbox === 'bwrap' && options.warm !== false ? new WarmPythonPool(sandbox) : undefined;
+  const builds = new CompileCache();
   const signatures = tasks.map((list) => execSignature(list.length ? [...new Set(list.map((t) => t.runner))] : [], options.sandbox, options.timeoutMs, options.memoryMb, options.problems.sha256));
 
   const dir = options.outDir;
@@ -224,7 +284,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     const worker = async (slot: number) => {
       for (let next = queue.next(); !next.done; next = queue.next()) {
         const t = next.value;
-        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot);
+        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot, warm, builds);
         const row: ExecRow = {
           system: t.system,
           index: t.sample.index,
@@ -256,6 +316,8 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     writing(summaryPath, () => writeFileSync(summaryPath, JSON.stringify(summary, null, 2) + '\n'));
     return { summary, rows: ordered };
   } finally {
+    warm?.close();
+    builds.close();
     unlock();
   }
 }

@@ -110,6 +110,11 @@ export function pythonRunner(): Runner {
     program(problem, code) {
       let text = `${code}\n\n${problem.tests}\n`;
       if (problem.format === 'human-eval') text += `\ncheck(${problem.entryPoint})\n`;
+      else if (problem.format === 'humaneval-x' && /^def check\(/m.test(problem.tests) && !/^check\(/m.test(problem.tests)) {
+        // HumanEval-X tests that define check without calling it: call it on the prompt's function
+        const defs = [...(problem.declaration ?? problem.prompt).matchAll(/^def\s+(\w+)\s*\(/gm)];
+        if (defs.length > 0) text += `\ncheck(${defs[defs.length - 1][1]})\n`;
+      }
       return { files: { 'program.py': text + PY_EPILOGUE }, run: [binary, '-I', '-B', 'program.py'] };
     },
     classify(result, nonce) {
@@ -280,7 +285,10 @@ export function cppRunner(): Runner {
     processes: 64,
     code: completionCode,
     program(problem, code) {
-      const source = `${code}\n${testsOf(problem)}\n`;
+      let source = `${code}\n${testsOf(problem)}\n`;
+      // main, renamed, is an ordinary function: falling off its end must still return 0
+      const end = source.lastIndexOf('}');
+      if (/\bint\s+main\s*\(/.test(source) && end >= 0) source = `${source.slice(0, end)}    return 0;\n${source.slice(end)}`;
       const text = `#define main codegauge_user_main\n${source}\n#undef main\n#include <iostream>\n#include <string>\nint main() {\n  int r = codegauge_user_main();\n  if (r != 0) return r;\n  std::string n;\n  std::getline(std::cin, n);\n  std::cout << std::endl << n << std::endl;\n  return 0;\n}\n`;
       return {
         files: { 'program.cpp': text },

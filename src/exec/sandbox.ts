@@ -30,6 +30,8 @@ export interface Limits {
   /** Largest file the program may write, MiB. */
   fileSizeMb?: number;
   openFiles?: number;
+  /** CPU seconds (default: the timeout's seconds + 1). */
+  cpuSeconds?: number | 'unlimited';
   /** stdout kept; a program writing more is killed. */
   outputBytes?: number;
 }
@@ -91,7 +93,7 @@ export function resolveSandboxMode(requested: 'auto' | SandboxMode, warn: (messa
   }
   if (!warnedProcess) {
     warnedProcess = true;
-    warn('codegauge: --sandbox process: programs run with resource limits but WITHOUT file-system or network isolation\n');
+    warn(`codegauge: --sandbox process: programs run with resource limits but WITHOUT file-system or network isolation${isRoot() ? ' (and, as root, without a limit on processes)' : ''}\n`);
   }
   if (!findExecutable('prlimit')) throw new UsageError('--sandbox process needs prlimit (util-linux) for the resource limits');
   return 'process';
@@ -180,7 +182,7 @@ export class Sandbox {
 
   private limitArgs(limits: Limits): string[] {
     const mib = 1024 * 1024;
-    const cpu = Math.max(1, Math.ceil(limits.timeoutMs / 1000) + 1);
+    const cpu = limits.cpuSeconds ?? Math.max(1, Math.ceil(limits.timeoutMs / 1000) + 1);
     const args = [
       `--cpu=${cpu}`,
       `--nproc=${limits.processes ?? 64}`,
