@@ -2,6 +2,8 @@ import { corpusCorrelation, exampleCorrelation, pairwiseKendall, type Correlatio
 import { agreementByBin, bootstrapStudy, dropDuplicateSystems, synthesizeSystems, type AgreementBin, type StudyData } from '../stats/model-pairs.js';
 import { PythonRandom } from '../compat/python-random.js';
 import { InputError } from '../errors.js';
+import { aurocWithCi, cohenKappa, confusionAt, confusionRates, roganGladen, youdenThreshold, type Confusion } from '../stats/agreement.js';
+import { krippendorffAlpha, type AlphaLevel } from '../stats/krippendorff.js';
 import { numericColumn, stringColumn, type Table } from '../io/table.js';
 import { VERSION } from '../version.js';
 
@@ -10,6 +12,8 @@ export interface MetaReport {
   kind: 'meta';
   version: string;
   truth: string;
+  /** With `agreement`: the pass threshold given (else each metric's best Youden threshold). */
+  threshold?: number;
   metrics: {
     metric: string;
     /** Rows where both the truth and the metric are present. */
@@ -19,8 +23,95 @@ export interface MetaReport {
     pairwise_kendall?: { tau: number; concordant: number; discordant: number; ties: number };
     /** Why some correlations are undefined (a constant column, a single group), in words. */
     notes?: string[];
+    /** With `agreement`: how far the metric agrees with the truth beyond correlation. */
+    agreement?: Agreement;
   }[];
   model_pairs?: ModelPairReport;
+}
+
+/**
+ * `meta --agreement`, per metric; keys that do not apply are null.
+ * - Cohen's kappa (unweighted, linear, quadratic; scikit-learn's definition) and Krippendorff's alpha between the
+ *   truth and the metric as two raters: when both are integer grades (a judge's 0-4 against a person's 0-4);
+ *   alpha at the nominal level for two grades, ordinal for more.
+ * - With a 0/1 truth: the AUROC of the metric (bootstrap 95% CI over rows), the confusion matrix where
+ *   `metric >= threshold` predicts a pass, at the given threshold or at the best Youden threshold, and its rates;
+ *   and the metric's pass rate over every row that has a metric value (labelled or not) corrected by that
+ *   sensitivity and specificity (Rogan-Gladen, delta-method 95% CI; 0-100 scale): the real pass rate when only
+ *   the judge has seen most items.
+ */
+export interface Agreement {
+  cohen_kappa: number | null;
+  kappa_linear: number | null;
+  kappa_quadratic: number | null;
+  krippendorff_alpha: number | null;
+  krippendorff_level: AlphaLevel | null;
+  auroc: { value: number | null; ci: [number, number] | null } | null;
+  threshold: number | null;
+  confusion: Confusion | null;
+  sensitivity: number | null;
+  specificity: number | null;
+  precision: number | null;
+  f1: number | null;
+  corrected_pass_rate: { value: number | null; ci: [number, number] | null; observed: number; n: number; labelled: number } | null;
+}
+
+const finite = (x: number) => (Number.isFinite(x) ? x : null);
+
+/** The agreement of one metric with the truth: `truth`/`values` over labelled rows, `all` the metric over every row. */
+export function agreementOf(truth: number[], values: number[], all: number[], options: { threshold?: number; samples?: number; seed?: number } = {}): Agreement {
+  const integers = (xs: number[]) => xs.every((x) => Number.isInteger(x));
+  const grades = integers(truth) && integers(values);
+  const binary = truth.every((t) => t === 0 || t === 1) && truth.includes(0) && truth.includes(1);
+  const out: Agreement = {
+    cohen_kappa: null,
+    kappa_linear: null,
+    kappa_quadratic: null,
+    krippendorff_alpha: null,
+    krippendorff_level: null,
+    auroc: null,
+    threshold: null,
+    confusion: null,
+    sensitivity: null,
+    specificity: null,
+    precision: null,
+    f1: null,
+    corrected_pass_rate: null,
+  };
+  if (grades) {
+    out.cohen_kappa = finite(cohenKappa(truth, values, 'none'));
+    out.kappa_linear = finite(cohenKappa(truth, values, 'linear'));
+    out.kappa_quadratic = finite(cohenKappa(truth, values, 'quadratic'));
+    const level: AlphaLevel = new Set([...truth, ...values]).size <= 2 ? 'nominal' : 'ordinal';
+    out.krippendorff_alpha = finite(krippendorffAlpha(truth.map((t, i) => [t, values[i]]), level).alpha);
+    out.krippendorff_level = level;
+  }
+  if (binary) {
+    const auc = aurocWithCi(truth, values, options.samples ?? 1000, options.seed ?? 12345);
+    out.auroc = { value: finite(auc.value), ci: auc.ci };
+    const threshold = options.threshold ?? youdenThreshold(truth, values);
+    const confusion = confusionAt(truth, values, threshold);
+    Object.assign(out, { threshold, confusion, ...confusionRates(confusion) });
+    if (out.sensitivity !== null && out.specificity !== null) {
+      const positives = all.filter((v) => v >= threshold).length;
+      const rg = roganGladen({
+        positives,
+        n: all.length,
+        sensitivity: out.sensitivity,
+        specificity: out.specificity,
+        labelledPositives: confusion.tp + confusion.fn,
+        labelledNegatives: confusion.tn + confusion.fp,
+      });
+      out.corrected_pass_rate = {
+        value: rg.value === null ? null : 100 * rg.value,
+        ci: rg.ci ? [100 * rg.ci[0], 100 * rg.ci[1]] : null,
+        observed: 100 * rg.observed,
+        n: all.length,
+        labelled: truth.length,
+      };
+    }
+  }
+  return out;
 }
 
 export interface ModelPairReport {
@@ -92,8 +183,11 @@ export function metaEvaluate(input: {
   groups?: string[];
   samples?: number;
   seed?: number;
+  /** Adds `agreement` to every metric (`threshold`: the pass threshold of the metric, else the best Youden one). */
+  agreement?: { threshold?: number };
 }): MetaReport {
   const report: MetaReport = { kind: 'meta', version: VERSION, truth: input.truthName, metrics: [] };
+  if (input.agreement?.threshold !== undefined) report.threshold = input.agreement.threshold;
   for (const m of input.metrics) {
     const keep: number[] = [];
     input.truth.forEach((t, i) => {
@@ -123,6 +217,13 @@ export function metaEvaluate(input: {
       entry.example = exampleCorrelation(groups, { samples: input.samples, seed: input.seed });
       entry.pairwise_kendall = pairwiseKendall(groups);
       if (groups.length < 2) notes.push('one group only: the example-level correlation averages over a single group');
+    }
+    if (input.agreement) {
+      const all = m.values.filter((v): v is number => v !== null);
+      entry.agreement = agreementOf(truth, values, all, { threshold: input.agreement.threshold, samples: input.samples, seed: input.seed });
+      if (entry.agreement.krippendorff_level === null && entry.agreement.auroc === null) {
+        notes.push(`agreement: "${input.truthName}" is neither 0/1 nor, with "${m.name}", integer grades, so no kappa, AUROC or confusion applies`);
+      }
     }
     if (notes.length) entry.notes = notes;
     report.metrics.push(entry);

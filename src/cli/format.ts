@@ -1,4 +1,5 @@
 import type { ComparisonReport } from '../api/compare.js';
+import type { InputComparisonReport } from '../api/compare-input.js';
 import { missingScoreReason, type ScoreReport } from '../api/score.js';
 import type { MetaReport } from '../api/meta.js';
 
@@ -58,6 +59,60 @@ export function formatComparisonTable(report: ComparisonReport): string {
   return out.join('\n') + '\n';
 }
 
+/**
+ * `compare --input`: one row per system and score; the difference with its 95% bootstrap interval, the p-value,
+ * the adjusted p-value and the minimum detectable difference; `*` where the (adjusted) p-value is below 0.05.
+ */
+export function formatInputComparisonTable(report: InputComparisonReport): string {
+  const header = ['system', 'metric', 'score', '95% CI', 'diff [95% CI]', 'p', report.adjust === 'none' ? '' : `p (${report.adjust})`, 'mde'];
+  const num = (x: number) => x.toFixed(2);
+  const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(2);
+  const p = (x: number | null) => (x === null ? '' : x < 1e-4 ? x.toExponential(1) : x.toFixed(4));
+  const rows = report.systems.flatMap((system, si) =>
+    system.scores.map((s) => {
+      const interval = s.wilson ? `[${num(s.wilson[0])}, ${num(s.wilson[1])}] Wilson` : s.mean !== null && s.ci !== null ? `μ = ${num(s.mean)} ± ${num(s.ci)}` : '';
+      const significant = s.p_adjusted !== null && s.p_adjusted < 0.05 && !s.identical ? '*' : ' ';
+      return [
+        (si === 0 ? 'Baseline: ' : '') + system.name,
+        s.metric,
+        num(s.score),
+        interval,
+        s.identical ? 'identical to the baseline' : s.diff ? `${signed(s.diff.value)} [${signed(s.diff.ci[0])}, ${signed(s.diff.ci[1])}]` : '',
+        s.identical ? '' : p(s.p_value) + (report.adjust === 'none' ? significant : ''),
+        report.adjust === 'none' || s.identical ? '' : p(s.p_adjusted) + significant,
+        s.mde === null ? '' : num(s.mde),
+      ];
+    }),
+  );
+  const keep = header.map((h, c) => h !== '' || rows.some((r) => r[c] !== ''));
+  const cols = (cells: string[]) => cells.filter((_, c) => keep[c]);
+  const widths = cols(header).map((h, c) => Math.max(h.length, ...rows.map((r) => cols(r)[c].length)));
+  const line = (cells: string[]) => cols(cells).map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const tests: Record<string, string> = {
+    'paired-bs': `paired bootstrap resampling, ${report.samples} samples`,
+    'paired-ar': `paired approximate randomization, ${report.samples} trials`,
+    mcnemar: 'exact McNemar test',
+    wilcoxon: 'Wilcoxon signed-rank test',
+    sign: 'sign test',
+  };
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
+  out.push(
+    `${tests[report.test]}${report.cluster ? ` over clusters of "${report.cluster}"` : ''}, seed ${report.seed}; intervals from ${report.bootstrap_samples} paired bootstrap resamples; ` +
+      `* marks p < 0.05 against the baseline${report.adjust === 'none' ? ' (not adjusted for multiple comparisons)' : ` after ${report.adjust === 'holm' ? "Holm's" : 'Benjamini-Hochberg'} adjustment`}; mde: the smallest difference detectable at α 0.05 with power 0.8.`,
+  );
+  for (const system of report.systems) {
+    for (const s of system.scores) {
+      for (const [k, v] of Object.entries(s.pass_at ?? {})) {
+        if (!v) continue;
+        const diff = v.diff ? `, diff ${signed(v.diff.value)} [${signed(v.diff.ci[0])}, ${signed(v.diff.ci[1])}]` : '';
+        out.push(`pass@${k} ${system.name} ${s.metric}: ${num(v.value)} [${num(v.ci[0])}, ${num(v.ci[1])}]${diff} (95% bootstrap over problems)`);
+      }
+    }
+  }
+  for (const warning of report.warnings) out.push(`warning: ${warning}`);
+  return out.join('\n') + '\n';
+}
+
 const fmt = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(3));
 const pfmt = (p: number | null) => (p === null ? '' : p < 1e-4 ? ` (p=${p.toExponential(1)})` : ` (p=${p.toFixed(4)})`);
 const cifmt = (ci?: [number, number]) => (ci ? ` [${fmt(ci[0])}, ${fmt(ci[1])}]` : '');
@@ -74,6 +129,17 @@ export function formatMetaTable(report: MetaReport): string {
       out.push(`  example  pearson ${fmt(e.pearson.r)}${cifmt(e.pearson.ci)}  spearman ${fmt(e.spearman.r)}${cifmt(e.spearman.ci)}  kendall-b ${fmt(e.kendall_b.tau)}${cifmt(e.kendall_b.ci)}  (${e.groups} groups)`);
     }
     if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
+    const a = m.agreement;
+    if (a) {
+      if (a.krippendorff_level) out.push(`  agreement  kappa ${fmt(a.cohen_kappa)}  linear ${fmt(a.kappa_linear)}  quadratic ${fmt(a.kappa_quadratic)}  krippendorff alpha (${a.krippendorff_level}) ${fmt(a.krippendorff_alpha)}`);
+      if (a.auroc) out.push(`  auroc ${fmt(a.auroc.value)}${cifmt(a.auroc.ci ?? undefined)}`);
+      if (a.confusion) {
+        const c = a.confusion;
+        out.push(`  at threshold ${a.threshold}${report.threshold === undefined ? ' (best Youden)' : ''}: tp ${c.tp} fp ${c.fp} tn ${c.tn} fn ${c.fn}  sensitivity ${fmt(a.sensitivity)}  specificity ${fmt(a.specificity)}  precision ${fmt(a.precision)}  f1 ${fmt(a.f1)}`);
+      }
+      const r = a.corrected_pass_rate;
+      if (r) out.push(`  pass rate ${r.observed.toFixed(2)} by the metric over ${r.n} rows, ${r.value === null ? 'not correctable (sensitivity + specificity <= 1)' : `${r.value.toFixed(2)} corrected (Rogan-Gladen, 95% CI [${r.ci![0].toFixed(2)}, ${r.ci![1].toFixed(2)}])`} from ${r.labelled} labelled rows`);
+    }
     for (const note of m.notes ?? []) out.push(`  note: ${note}`);
   }
   const mp = report.model_pairs;

@@ -4,7 +4,7 @@ import { InputError } from '../errors.js';
 import { joinTables, numericColumn, readTable, stringColumn } from '../io/table.js';
 import { formatMetaTable } from './format.js';
 import type { CliIo } from './io.js';
-import { collect, formatOption, integerIn, onlyWith } from './options.js';
+import { collect, formatOption, integerIn, numberIn, onlyWith } from './options.js';
 import { InvalidArgumentError } from 'commander';
 
 interface MetaCliOptions {
@@ -21,6 +21,8 @@ interface MetaCliOptions {
   bins: number[];
   studySamples: number;
   rng: 'numpy' | 'python';
+  agreement?: boolean;
+  threshold?: number;
   format: 'table' | 'json';
 }
 
@@ -51,9 +53,12 @@ export function addMetaCommand(program: Command, io: CliIo): void {
     .option('--bins <edges>', 'metric-difference bin edges in points, for --model-pairs', binEdges, [2, 5, 10])
     .option('--study-samples <n>', 'bootstrap samples of the model-pair study', integerIn('--study-samples', 1, 100_000), 500)
     .addOption(new Option('--rng <rng>', 'random generator of the study: numpy (default_rng) or python (random, as the paper)').choices(['numpy', 'python']).default('numpy'))
+    .option('--agreement', "also report Cohen's kappa, Krippendorff's alpha, AUROC, the confusion matrix and the Rogan-Gladen corrected pass rate of each metric")
+    .option('--threshold <x>', 'with --agreement: a metric value >= X is a pass (default: the best Youden threshold)', numberIn('--threshold', -1e9, 1e9))
     .addOption(formatOption())
     .action((opts: MetaCliOptions, command: Command) => {
       onlyWith(command, ['--system', '--output-column', '--bins', '--study-samples', '--rng'], '--model-pairs', Boolean(opts.modelPairs));
+      onlyWith(command, ['--threshold'], '--agreement', Boolean(opts.agreement));
       if (opts.modelPairs && (!opts.group || !opts.system)) throw new InputError('--model-pairs needs --group (the item column) and --system');
       let table = readTable(opts.input);
       if (table.rows.length === 0) throw new InputError('no rows', opts.input);
@@ -65,6 +70,7 @@ export function addMetaCommand(program: Command, io: CliIo): void {
         groups: opts.group ? stringColumn(table, opts.group) : undefined,
         samples: opts.samples,
         seed: opts.seed,
+        agreement: opts.agreement ? { threshold: opts.threshold } : undefined,
       });
       if (opts.modelPairs) {
         report.model_pairs = modelPairStudyOfTable(table, opts.input, {
