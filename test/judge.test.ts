@@ -143,7 +143,13 @@ function scriptedJudge(body: any): string {
   if (user.startsWith('Analyse one part')) {
     const names = /such as ([^)]*)\)/.exec(user)?.[1].split(', ') ?? [];
     const lines = /lines (\d+-\d+)/.exec(user)![1];
-    return JSON.stringify({ summary: `part at lines ${lines}`, entities: Object.fromEntries(names.map((n) => [n, `${n} as of lines ${lines}`])) });
+    // merged: summary and entities in one reply (the older object form of entities, still read)
+    return JSON.stringify({ summary: `part at lines ${lines}`, ...(user.includes('"entities"') ? { entities: Object.fromEntries(names.map((n) => [n, `${n} as of lines ${lines}`])) } : {}) });
+  }
+  if (user.startsWith('Update the semantic storage')) {
+    const names = /such as ([^)]*)\)/.exec(user)?.[1].split(', ') ?? [];
+    const lines = /lines (\d+-\d+)/.exec(user)![1];
+    return JSON.stringify({ entities: names.map((name) => ({ name, description: `${name} as of lines ${lines}` })) });
   }
   if (user.startsWith('Describe the semantics')) {
     const code = /```\w*\n([\s\S]*?)\n```/.exec(user)![1];
@@ -188,11 +194,16 @@ describe('codegauge judge', () => {
     expect(badScore.segments).toEqual([25, 100]);
     expect(goodScore.score).toBe(100);
     expect(badScore.score).toBe(62.5);
-    expect(goodScore.signature).toMatch(/^dsa\|model:openai:judge\|temp:0\|prompt:[0-9a-f]{12}\|decompose:ast\|depth:4\|calls:statements\|repeat:1\|version:/);
+    expect(goodScore.signature).toMatch(/^dsa\|model:openai:judge\|temp:0\|prompt:[0-9a-f]{12}\|decompose:ast\|depth:4\|calls:statements\|storage:separate\|grade:text\|repeat:1\|version:/);
     // The outer loop's prompt carries what the inner assignment established about dp.
     const outerLoop = s.requests.find((q) => q.body.messages.at(-1).content.includes('a for unit (lines 3-5)'));
     expect(outerLoop!.body.messages.at(-1).content).toContain('- dp: dp as of lines 5-5');
-    expect(s.requests.every((q) => q.body.response_format?.type === 'json_object')).toBe(true);
+    // Every request asks for a strict JSON schema; the storage update is its own request after each unit's analysis.
+    expect(s.requests.every((q) => q.body.response_format?.type === 'json_schema' && q.body.response_format.json_schema.strict === true)).toBe(true);
+    const analyses = s.requests.filter((q) => q.body.messages.at(-1).content.startsWith('Analyse one part'));
+    const updates = s.requests.filter((q) => q.body.messages.at(-1).content.startsWith('Update the semantic storage'));
+    expect(updates.length).toBe(analyses.length);
+    expect(new Set(updates.map((q) => q.body.response_format.json_schema.name))).toEqual(new Set(['storage_update']));
     // The injected text reached the model only inside fenced code, in the prompts that show that code.
     const prompts = s.requests.map((q) => q.body.messages.map((m: any) => m.content).join('\n'));
     expect(prompts.filter((p) => p.includes('ignore all previous instructions')).length).toBeGreaterThan(0);
@@ -226,14 +237,17 @@ describe('codegauge judge', () => {
     const score = JSON.parse(r.out).systems[0].scores[0];
     expect(score.segments).toEqual([75, null]);
     expect(score.score).toBe(75);
-    expect(score.details).toEqual({ graded: 1, failures: 1, mean_variance: 0 });
+    expect(score.details).toEqual({ graded: 1, failures: 1, mean_variance: 0, self_consistency: 1, mean_std: 0, mean_range: 0 });
     expect(score.errors[0]).toMatch(/segment 2: unreadable reply after 3 attempts/);
     expect(score.signature).toContain('ice|model:openai:judge|temp:0|prompt:');
-    expect(score.signature).toContain('aspect:functional-correctness|ref:yes|cot:yes|repeat:2');
+    expect(score.signature).toContain('aspect:functional-correctness|ref:yes|cot:yes|grade:text|repeat:2');
     expect(r.err).toContain('the judge failed on 1 sample(s)');
     // 2 repeats x (segment 1: 1 request; segment 2: 3 attempts)
     expect(s.requests).toHaveLength(8);
     expect(s.requests.map((q) => q.body.messages.length).sort()).toEqual([2, 2, 2, 2, 4, 4, 6, 6]); // each re-ask adds a reminder
+    // The first request is ICE-Score's free text; the re-asks ask for a JSON schema {evaluation, score}.
+    expect(s.requests.filter((q) => q.body.messages.length === 2).every((q) => q.body.response_format === undefined)).toBe(true);
+    expect(s.requests.filter((q) => q.body.messages.length > 2).every((q) => q.body.response_format?.json_schema?.name === 'evaluated_grade')).toBe(true);
   });
 
   it('feeds judge JSON into meta, joined with execution labels by system and segment', async () => {

@@ -3,7 +3,7 @@ import { LlmClient } from '../src/llm/client.js';
 import { parseModelSpec } from '../src/llm/model-spec.js';
 import { LlmStore } from '../src/llm/store.js';
 import { LlmError } from '../src/llm/types.js';
-import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
+import { gradeLogprobs, refuseSchemas, startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
 
 const servers: FakeServer[] = [];
 afterEach(async () => {
@@ -113,3 +113,101 @@ describe('LLM runtime', () => {
     expect(store.items('run1')).toEqual([{ item: 'q1', result: { score: 1 } }]);
   });
 });
+
+describe('structured replies and log-probabilities', () => {
+  const schema = { name: 'grade', schema: { type: 'object', properties: { score: { type: 'integer', enum: [0, 1, 2, 3, 4] } }, required: ['score'], additionalProperties: false } };
+  const askSchema = (text: string) => ({ ...ask(text), json: true, schema });
+
+  it('asks OpenAI-compatible servers for a strict JSON schema', async () => {
+    const s = await server({ reply: () => '{"score": 3}' });
+    const client = new LlmClient({ baseUrls: [s.url], ...noSleep });
+    const r = await client.chat(model, askSchema('grade'));
+    expect(r).toMatchObject({ text: '{"score": 3}', format: 'schema' });
+    expect(s.requests[0].body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'grade', schema: schema.schema, strict: true } });
+    expect(client.refusals()).toEqual([]);
+    // Without a schema, JSON mode and no `format` in the result, as before.
+    expect(await client.chat(model, { ...ask('json'), json: true })).not.toHaveProperty('format');
+    expect(s.requests[1].body.response_format).toEqual({ type: 'json_object' });
+  });
+
+  it('falls back to JSON mode when a server refuses the schema, and remembers it per server and model', async () => {
+    const refusing = await server({ refuse: refuseSchemas, reply: () => '{"score": 2}' });
+    const store = new LlmStore(':memory:');
+    const client = new LlmClient({ baseUrls: [refusing.url], store, ...noSleep });
+    const r = await client.chat(model, askSchema('one'));
+    expect(r).toMatchObject({ text: '{"score": 2}', format: 'json' });
+    expect(refusing.requests.map((q) => q.body.response_format.type)).toEqual(['json_schema', 'json_object']);
+    // Later schema requests to the same server and model go in JSON mode at once.
+    await client.chat(model, askSchema('two'));
+    expect(refusing.requests.map((q) => q.body.response_format.type)).toEqual(['json_schema', 'json_object', 'json_object']);
+    expect(client.usage).toMatchObject({ requests: 2, refusals: 1, failures: 0, retries: 0 });
+    expect(client.refusals()).toEqual([{ kind: 'openai', endpoint: refusing.url, model: 'test-model', refused: ['schema'] }]);
+    // Another model on the same server is asked for the schema again (it may be served by another backend).
+    await client.chat(parseModelSpec('openai:other'), askSchema('three'));
+    expect(refusing.requests.slice(3).map((q) => q.body.response_format.type)).toEqual(['json_schema', 'json_object']);
+    // The reply is cached under the request as made: asking again sends nothing.
+    expect((await client.chat(model, askSchema('one'))).cached).toBe(true);
+    expect(refusing.requests).toHaveLength(5);
+    store.close();
+  });
+
+  it('remembers refusals per server in a pool', async () => {
+    const refusing = await server({ refuse: refuseSchemas, reply: () => '{"score": 1}', fault: () => ({ slowMs: 20 }) });
+    const accepting = await server({ reply: () => '{"score": 1}', fault: () => ({ slowMs: 20 }) });
+    const client = new LlmClient({ baseUrls: [refusing.url, accepting.url], concurrency: 2, ...noSleep });
+    await Promise.all(Array.from({ length: 8 }, (_, i) => client.chat(model, askSchema(`q${i}`))));
+    expect(accepting.requests.every((q) => q.body.response_format.type === 'json_schema')).toBe(true);
+    expect(refusing.requests.filter((q) => q.body.response_format.type === 'json_schema')).toHaveLength(1);
+    expect(client.refusals().map((r) => r.endpoint)).toEqual([refusing.url]);
+  });
+
+  it('does not take other client errors for a refusal', async () => {
+    const s = await server({ refuse: () => "This model's maximum context length is 4096 tokens" });
+    const client = new LlmClient({ baseUrls: [s.url], ...noSleep });
+    await expect(client.chat(model, askSchema('long'))).rejects.toThrow(/HTTP 400.*maximum context length/);
+    expect(s.requests).toHaveLength(1);
+    expect(client.refusals()).toEqual([]);
+  });
+
+  it('asks Ollama for a schema with `format` and falls back to format "json" on an old server', async () => {
+    const s = await server({ reply: () => '{"score": 4}' });
+    const host = s.url.replace(/\/v1$/, '');
+    const client = new LlmClient({ ollamaHosts: [host], ...noSleep });
+    const qwen = parseModelSpec('ollama:qwen2.5-coder:14b');
+    expect(await client.chat(qwen, askSchema('a'))).toMatchObject({ text: '{"score": 4}', format: 'schema' });
+    expect(s.requests[0].body.format).toEqual(schema.schema);
+    const old = await server({ refuse: refuseSchemas, reply: () => '{"score": 4}' });
+    const oldClient = new LlmClient({ ollamaHosts: [old.url.replace(/\/v1$/, '')], ...noSleep });
+    expect(await oldClient.chat(qwen, askSchema('a'))).toMatchObject({ format: 'json' });
+    expect(old.requests.map((q) => q.body.format)).toEqual([schema.schema, 'json']);
+    expect(oldClient.refusals()[0]).toMatchObject({ kind: 'ollama', refused: ['schema'] });
+  });
+
+  it('returns the top log-probabilities of the reply tokens (OpenAI and Ollama), or drops them where refused', async () => {
+    const reply = () => 'Score: 3';
+    const logprobs = (_: any, text: string) => gradeLogprobs(text, 'Score: ', { 3: 0.7, 2: 0.2, 4: 0.1 });
+    const s = await server({ reply, logprobs });
+    const client = new LlmClient({ baseUrls: [s.url], ollamaHosts: [s.url.replace(/\/v1$/, '')], ...noSleep });
+    for (const spec of [model, parseModelSpec('ollama:llama3')]) {
+      const r = await client.chat(spec, { ...ask('grade'), topLogprobs: 5 });
+      expect(r.logprobs!.map((t) => t.token).join('')).toBe('Score: 3');
+      const grade = r.logprobs!.at(-1)!;
+      expect(grade.token).toBe(' 3');
+      expect(grade.logprob).toBeCloseTo(Math.log(0.7), 12);
+      expect(grade.top.map((t) => t.token)).toEqual([' 3', ' 2', ' 4']);
+    }
+    expect(s.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 5 });
+    expect(s.requests[1].body).toMatchObject({ logprobs: true, top_logprobs: 5 });
+    // Not asked for: not sent, not returned.
+    expect(await client.chat(model, ask('plain'))).not.toHaveProperty('logprobs');
+    expect(s.requests[2].body).not.toHaveProperty('logprobs');
+    const refusing = await server({ reply, logprobs, refuse: (body) => (body.logprobs ? 'logprobs is not supported for this model' : undefined) });
+    const other = new LlmClient({ baseUrls: [refusing.url], ...noSleep });
+    const r = await other.chat(model, { ...ask('grade'), topLogprobs: 5 });
+    expect(r.text).toBe('Score: 3');
+    expect(r).not.toHaveProperty('logprobs');
+    expect(other.refusals()[0].refused).toEqual(['logprobs']);
+    expect(refusing.requests.map((q) => q.body.logprobs ?? false)).toEqual([true, false]);
+  });
+});
+

@@ -1,23 +1,28 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { resolveLanguage } from '../code/languages.js';
-import { InputError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
 import { DsaJudge } from '../judges/dsa.js';
 import { IceJudge, type IceAspect } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
-import { judgeSystems } from '../judges/judge-run.js';
+import { judgeFailures, judgeSystems } from '../judges/judge-run.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './io.js';
-import { collect, formatOption, integerIn } from './options.js';
+import { collect, formatOption, integerIn, onlyWith } from './options.js';
 import { inferLanguage, readSystems } from './systems.js';
 
-/** `codegauge judge`: LLM judges (DSA-CQE, its one-step simplification, an ICE-Score style baseline). */
+/**
+ * `codegauge judge`: LLM judges (DSA-CQE, its one-step simplification, an ICE-Score style baseline); several
+ * `--model`s grade as an ensemble; `--logprobs` weights grades by the grade token's probabilities (G-Eval).
+ */
 interface JudgeCliOptions extends LlmCliOptions {
   method: 'dsa' | 'dsa-simple' | 'ice';
-  model: string;
+  model: string[];
+  logprobs: boolean;
+  storageUpdate?: 'separate' | 'merged';
   refs: string[];
   hyps: string[];
   problems?: string;
@@ -53,7 +58,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .command('judge')
       .description('grade generated code with an LLM judge: DSA-CQE (decompositional), dsa-simple (one-step analysis) or ice (single-step, ICE-Score style)')
       .addOption(new Option('--method <method>', 'judge').choices(['dsa', 'dsa-simple', 'ice']).makeOptionMandatory())
-      .requiredOption('--model <spec>', 'judge model: openai:MODEL or ollama:MODEL')
+      .requiredOption('--model <spec>', 'judge model: openai:MODEL or ollama:MODEL; repeat for an ensemble of judges (each judge\'s scores, their mean/median/majority and agreement)', collect)
       .requiredOption('--refs <file>', 'reference code (.txt or .jsonl); the first reference of each segment is used', collect)
       .requiredOption('--hyps <file>', 'generated code of one system; repeat for several systems', collect)
       .option('--problems <file>', 'problem statements, one per segment (.txt or .jsonl)')
@@ -62,22 +67,30 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .option('--no-reference', 'ice: judge without the reference code')
       .option('--no-cot', 'ice: ask for the grade only, without step-by-step evaluation')
       .option('--max-depth <n>', 'dsa: deepest nesting of units split off', integerIn('--max-depth', 1, 64), 4)
-      .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance', integerIn('--repeat', 1, 100), 1)
+      .addOption(
+        new Option('--storage-update <mode>', 'dsa: the semantic-storage update as its own request after each unit\'s analysis (separate, as in the paper; the default) or in the analysis request (merged: one request fewer per unit)')
+          .choices(['separate', 'merged']),
+      )
+      .option('--logprobs', 'G-Eval grades: the probability-weighted mean of the grades 0-4 at the grade token, where the server returns top_logprobs (else the grade written)', false)
+      .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance and each judge\'s self-consistency', integerIn('--repeat', 1, 100), 1)
       .option('--explain <dir>', 'write per-sample decompositions, storage snapshots, differences and raw replies here')
       .addOption(formatOption()),
     { embeddings: false },
-  ).action(async (opts: JudgeCliOptions) => {
+  ).action(async (opts: JudgeCliOptions, command: Command) => {
+    onlyWith(command, ['--storage-update'], '--method dsa', opts.method === 'dsa');
     const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
     if (!language) throw new InputError('give --lang (or name files like hyps.py.jsonl)');
     resolveLanguage(language); // fail early on an unknown language
-    const spec = parseModelSpec(opts.model);
+    const models = opts.model.map((name) => ({ name, spec: parseModelSpec(name) }));
+    const repeated = opts.model.find((m, i) => opts.model.indexOf(m) !== i);
+    if (repeated) throw new UsageError(`--model ${repeated} is given twice`);
     const { references, systems } = readSystems(opts.refs, opts.hyps);
     const problems = opts.problems ? readProblems(opts.problems) : undefined;
     if (problems && problems.length !== references.length) throw new InputError(`${problems.length} problems but ${references.length} references`, opts.problems);
     const judge: Judge =
       opts.method === 'ice'
         ? new IceJudge({ aspect: opts.aspect, withReference: opts.reference, chainOfThought: opts.cot })
-        : new DsaJudge({ simplified: opts.method === 'dsa-simple', maxDepth: opts.maxDepth });
+        : new DsaJudge({ simplified: opts.method === 'dsa-simple', maxDepth: opts.maxDepth, storageUpdate: opts.storageUpdate ?? 'separate' });
     const unlock = opts.explain ? lockOutput(opts.explain) : () => {};
     const runtime = await buildRuntime(opts).catch((e) => {
       unlock();
@@ -86,8 +99,9 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
     try {
       const report = await judgeSystems({
         judge,
-        modelName: opts.model,
-        context: { client: runtime.client, model: spec, temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens },
+        modelName: models[0].name,
+        models,
+        context: { client: runtime.client, model: models[0].spec, temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens, logprobs: opts.logprobs },
         references,
         systems,
         problems,
@@ -97,8 +111,17 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
         onProgress: io.progress?.(`judge ${opts.method}`, () => runtime.client.counters()),
       });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
-      const failures = report.systems.reduce((n, s) => n + (s.scores[0].details?.failures ?? 0), 0);
+      const failures = judgeFailures(report);
       io.err(`${runtime.client.summary()}\n`);
+      for (const r of runtime.client.refusals()) {
+        const what = r.refused.map((f) => (f === 'schema' ? 'JSON schemas (asked in JSON mode instead)' : 'log-probabilities (grades read from the text)')).join(' and ');
+        io.err(`codegauge: ${r.endpoint} refused ${what} for ${r.kind}:${r.model}, for the rest of the run\n`);
+      }
+      if (opts.logprobs) {
+        for (const s of report.systems[0]?.scores ?? []) {
+          if (s.details?.logprob_grades === 0 && (s.details.graded ?? 0) > 0) io.err(`codegauge: ${s.metric}: the server returned no usable log-probabilities; its grades are the grades written (grade:text)\n`);
+        }
+      }
       if (failures) {
         io.err(`codegauge: the judge failed on ${failures} sample(s); they are null in the segments and left out of the means (see "errors" in --format json)\n`);
         exitRequest.code = 1;

@@ -1,8 +1,8 @@
 import { decompose, type CodeUnit } from '../code/decompose.js';
 import { resolveLanguage } from '../code/languages.js';
 import type { ChatMessage } from '../llm/types.js';
-import { askStructured, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
-import { extractJsonObject, parseScore } from './replies.js';
+import { askGrade, askStructured, GRADE_SCHEMA, objectSchema, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
+import { extractJsonObject, readEntities } from './replies.js';
 import { fenced, UNTRUSTED_NOTICE } from './untrusted.js';
 
 /**
@@ -12,8 +12,17 @@ import { fenced, UNTRUSTED_NOTICE } from './untrusted.js';
  * "best value per weight"). The reference's and the generated program's semantics are then compared into explicit
  * differences, and the differences are graded 0-4. Simplified DSA-CQE analyses each program in one step instead.
  *
- * One request per sub-code returns both its analysis and the storage updates (JSON), which halves the requests of
- * an analyse-then-update pair without changing what the next prompts see.
+ * As the paper describes it (`storageUpdate: 'separate'`, the default), the storage update is its own request after
+ * each unit's analysis: the analysis says what the unit computes, the update what its entities hold afterwards.
+ * `storageUpdate: 'merged'` asks for both in one request per unit, which saves a request per unit.
+ *
+ * Requests per sample, for U_r units in the reference and U_g in the generated program:
+ *   separate: 2·U_r + 2·U_g + 4;   merged: U_r + U_g + 4;   dsa-simple: 4
+ * (each program's semantics, the comparison and the grade are one request each; identical requests, such as the
+ * reference's analysis for every system, come from the cache).
+ *
+ * Every request asks for a JSON schema (strict: entities are a list of {name, description} because strict schemas
+ * allow no free-form maps); the readers also take the older {"<name>": "<description>"} form.
  */
 const SYSTEM = `You are an expert program analyst. ${UNTRUSTED_NOTICE} Reply with one JSON object only.`;
 
@@ -33,11 +42,31 @@ export class SemanticStorage {
   }
 }
 
+const ENTITIES = {
+  type: 'array',
+  items: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } }, required: ['name', 'description'], additionalProperties: false },
+};
+export const UNIT_SCHEMA = objectSchema('unit_analysis', { summary: { type: 'string' }, entities: ENTITIES });
+export const UNIT_SUMMARY_SCHEMA = objectSchema('unit_analysis', { summary: { type: 'string' } });
+export const STORAGE_UPDATE_SCHEMA = objectSchema('storage_update', { entities: ENTITIES });
+export const SEMANTICS_SCHEMA = objectSchema('program_semantics', { semantics: { type: 'string' } });
+export const DIFFERENCES_SCHEMA = objectSchema('differences', { differences: { type: 'array', items: { type: 'string' } } });
+
+const ENTITIES_FORMAT = '[{"name": "<name>", "description": "<what the entity holds or does after this part>"}]';
+const entitiesScope = (unit: CodeUnit) =>
+  `only the variables, parameters, functions or classes this part defines or changes${unit.defines.length ? ` (such as ${unit.defines.join(', ')})` : ''}`;
+
+export type StorageUpdate = 'separate' | 'merged';
+
 function entityLines(entries: [string, string][]): string {
   return entries.length ? entries.map(([n, d]) => `- ${n}: ${d}`).join('\n') : '(none)';
 }
 
-export function unitMessages(unit: CodeUnit, known: [string, string][], language: string): ChatMessage[] {
+/**
+ * The analysis of one unit. `merged`: its summary and the storage update in one reply; `separate`: the summary
+ * only, the update following in `storageUpdateMessages`.
+ */
+export function unitMessages(unit: CodeUnit, known: [string, string][], language: string, mode: StorageUpdate = 'merged'): ChatMessage[] {
   return [
     { role: 'system', content: SYSTEM },
     {
@@ -51,8 +80,32 @@ export function unitMessages(unit: CodeUnit, known: [string, string][], language
         'The part:',
         fenced(unit.code, language),
         '',
-        'Reply with {"summary": "<what this part computes, in one or two sentences>", "entities": {"<name>": "<what the entity holds or does after this part>"}}, ' +
-          `listing in "entities" only the variables, parameters, functions or classes this part defines or changes${unit.defines.length ? ` (such as ${unit.defines.join(', ')})` : ''}.`,
+        mode === 'merged'
+          ? `Reply with {"summary": "<what this part computes, in one or two sentences>", "entities": ${ENTITIES_FORMAT}}, listing in "entities" ${entitiesScope(unit)}.`
+          : 'Reply with {"summary": "<what this part computes, in one or two sentences>"}.',
+      ].join('\n'),
+    },
+  ];
+}
+
+/** The semantic-storage update after a unit's analysis (DSA-CQE's own step). */
+export function storageUpdateMessages(unit: CodeUnit, known: [string, string][], language: string, summary: string): ChatMessage[] {
+  return [
+    { role: 'system', content: SYSTEM },
+    {
+      role: 'user',
+      content: [
+        `Update the semantic storage after one part of a ${language} program: a ${unit.kind} unit (lines ${unit.startLine}-${unit.endLine}).`,
+        '',
+        'What the storage held about the entities it uses before this part:',
+        entityLines(known),
+        '',
+        'The part:',
+        fenced(unit.code, language),
+        '',
+        `What the part computes: ${summary}`,
+        '',
+        `Reply with {"entities": ${ENTITIES_FORMAT}}, listing ${entitiesScope(unit)}, described as they are after this part.`,
       ].join('\n'),
     },
   ];
@@ -115,11 +168,11 @@ export function scoringMessages(differences: string[], problem?: string): ChatMe
 const readSummary = (reply: string) => {
   const json = extractJsonObject(reply);
   if (!json || typeof json.summary !== 'string') return null;
-  const entities: Record<string, string> = {};
-  if (json.entities && typeof json.entities === 'object') {
-    for (const [k, v] of Object.entries(json.entities as Record<string, unknown>)) if (typeof v === 'string') entities[k] = v;
-  }
-  return { summary: json.summary, entities };
+  return { summary: json.summary, entities: readEntities(json.entities) ?? {} };
+};
+const readUpdate = (reply: string) => {
+  const json = extractJsonObject(reply);
+  return json ? readEntities(json.entities) : null;
 };
 const readField = (field: string) => (reply: string) => {
   const json = extractJsonObject(reply);
@@ -135,6 +188,8 @@ export interface DsaOptions {
   /** `dsa` (decompositional) or `dsa-simple` (one-step analysis of each program). */
   simplified?: boolean;
   maxDepth?: number;
+  /** dsa: the storage update as its own request after each unit's analysis (default) or in the same request. */
+  storageUpdate?: StorageUpdate;
 }
 
 export class DsaJudge implements Judge {
@@ -145,8 +200,11 @@ export class DsaJudge implements Judge {
   constructor(private readonly options: DsaOptions = {}) {
     this.method = options.simplified ? 'dsa-simple' : 'dsa';
     const unit: CodeUnit = { kind: 'for', nodeType: 'N', code: 'C', startLine: 1, endLine: 1, depth: 0, defines: ['x'], references: ['y'] };
-    this.promptVersion = promptHash(unitMessages(unit, [['y', 'Y']], 'L'), programMessages('C', 'L', [], ['S']), comparisonMessages('R', 'G', 'P'), scoringMessages(['D'], 'P'));
-    this.settings = options.simplified ? 'decompose:no' : `decompose:ast|depth:${options.maxDepth ?? 4}|calls:statements`;
+    const mode = options.storageUpdate ?? 'separate';
+    const unitPrompts = options.simplified ? [] : mode === 'merged' ? [unitMessages(unit, [['y', 'Y']], 'L', 'merged')] : [unitMessages(unit, [['y', 'Y']], 'L', 'separate'), storageUpdateMessages(unit, [['y', 'Y']], 'L', 'S')];
+    const schemas = [UNIT_SCHEMA, UNIT_SUMMARY_SCHEMA, STORAGE_UPDATE_SCHEMA, SEMANTICS_SCHEMA, DIFFERENCES_SCHEMA, GRADE_SCHEMA];
+    this.promptVersion = promptHash(...unitPrompts, programMessages('C', 'L', [], ['S']), comparisonMessages('R', 'G', 'P'), scoringMessages(['D'], 'P'), schemas);
+    this.settings = options.simplified ? 'decompose:no' : `decompose:ast|depth:${options.maxDepth ?? 4}|calls:statements|storage:${mode}`;
   }
 
   /** The semantics of one program, with the decomposition trace. */
@@ -161,15 +219,23 @@ export class DsaJudge implements Judge {
       } catch {
         parts = []; // an unknown language: analyse the program as a whole
       }
+      const separate = (this.options.storageUpdate ?? 'separate') === 'separate';
       for (const unit of parts) {
         const known = storage.get(unit.references.filter((r) => !unit.defines.includes(r)));
-        const result = await askStructured(ctx, unitMessages(unit, known, language), readSummary, replies, { json: true });
-        storage.update(result.entities);
+        const result = await askStructured(ctx, unitMessages(unit, known, language, separate ? 'separate' : 'merged'), readSummary, replies, {
+          json: true,
+          schema: separate ? UNIT_SUMMARY_SCHEMA : UNIT_SCHEMA,
+        });
+        // Separate: the update is its own request, seeing the unit, what the storage held and the analysis.
+        const entities = separate
+          ? await askStructured(ctx, storageUpdateMessages(unit, storage.get(unit.references), language, result.summary), readUpdate, replies, { json: true, schema: STORAGE_UPDATE_SCHEMA })
+          : result.entities;
+        storage.update(entities);
         summaries.push(`${unit.kind} (lines ${unit.startLine}-${unit.endLine}): ${result.summary}`);
-        units.push({ kind: unit.kind, lines: [unit.startLine, unit.endLine], code: unit.code, retrieved: Object.fromEntries(known), summary: result.summary, storage: storage.snapshot() });
+        units.push({ kind: unit.kind, lines: [unit.startLine, unit.endLine], code: unit.code, retrieved: Object.fromEntries(known), summary: result.summary, update: entities, storage: storage.snapshot() });
       }
     }
-    const semantics = await askStructured(ctx, programMessages(code, language, Object.entries(storage.snapshot()), summaries), readField('semantics'), replies, { json: true });
+    const semantics = await askStructured(ctx, programMessages(code, language, Object.entries(storage.snapshot()), summaries), readField('semantics'), replies, { json: true, schema: SEMANTICS_SCHEMA });
     return { semantics, units };
   }
 
@@ -182,10 +248,11 @@ export class DsaJudge implements Judge {
       trace.reference = reference;
       const generated = await this.analyse(sample.code, sample.language, ctx, replies);
       trace.generated = generated;
-      const differences = await askStructured(ctx, comparisonMessages(reference.semantics, generated.semantics, sample.problem), readDifferences, replies, { json: true });
+      const differences = await askStructured(ctx, comparisonMessages(reference.semantics, generated.semantics, sample.problem), readDifferences, replies, { json: true, schema: DIFFERENCES_SCHEMA });
       trace.differences = differences;
-      const grade = await askStructured(ctx, scoringMessages(differences, sample.problem), (reply) => parseScore(reply, { max: 4 }), replies, { json: true });
-      return { grade, trace };
+      const reading = await askGrade(ctx, scoringMessages(differences, sample.problem), replies, { json: true, schema: GRADE_SCHEMA });
+      if (reading.distribution) trace.grade_distribution = reading.distribution;
+      return { grade: reading.grade, textGrade: reading.text, gradeSource: reading.source, trace };
     } catch (e) {
       return { grade: null, error: (e as Error).message, trace };
     }

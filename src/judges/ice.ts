@@ -1,6 +1,5 @@
 import type { ChatMessage } from '../llm/types.js';
-import { askStructured, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
-import { parseScore } from './replies.js';
+import { askGrade, EVALUATED_GRADE_SCHEMA, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
 import { fenced, UNTRUSTED_NOTICE } from './untrusted.js';
 
 /**
@@ -68,6 +67,9 @@ export function iceMessages(sample: JudgeSample, options: Required<IceOptions>):
   ];
 }
 
+const iceReminder = (aspect: string) =>
+  `Your reply could not be read. Answer again with {"evaluation": "<your evaluation, briefly>", "score": <the ${aspect} grade, an integer from 0 to 4>}.`;
+
 export class IceJudge implements Judge {
   readonly method = 'ice';
   readonly promptVersion: string;
@@ -76,7 +78,7 @@ export class IceJudge implements Judge {
 
   constructor(options: IceOptions = {}) {
     this.options = { aspect: options.aspect ?? 'usefulness', withReference: options.withReference ?? true, chainOfThought: options.chainOfThought ?? true };
-    this.promptVersion = promptHash(iceMessages({ code: 'C', reference: 'R', problem: 'P', language: 'L' }, this.options), RUBRICS);
+    this.promptVersion = promptHash(iceMessages({ code: 'C', reference: 'R', problem: 'P', language: 'L' }, this.options), RUBRICS, iceReminder('A'), EVALUATED_GRADE_SCHEMA);
     this.settings = `aspect:${this.options.aspect}|ref:${this.options.withReference ? 'yes' : 'no'}|cot:${this.options.chainOfThought ? 'yes' : 'no'}`;
   }
 
@@ -84,10 +86,15 @@ export class IceJudge implements Judge {
     const replies: string[] = [];
     try {
       const aspect = RUBRICS[this.options.aspect].title;
-      const grade = await askStructured(ctx, iceMessages(sample, this.options), (reply) => parseScore(reply, { aspect }), replies, {
-        reminder: `End your answer with the line "${aspect}: N" where N is an integer from 0 to 4.`,
-      });
-      return { grade, trace: { replies } };
+      // Free text as ICE-Score asks for it (the step-by-step evaluation before the grade); an unreadable reply is
+      // asked again for a JSON schema, which small models follow where they lose the free-text format.
+      const reading = await askGrade(ctx, iceMessages(sample, this.options), replies, { aspect, reminder: iceReminder(aspect), reaskSchema: EVALUATED_GRADE_SCHEMA });
+      return {
+        grade: reading.grade,
+        textGrade: reading.text,
+        gradeSource: reading.source,
+        trace: { replies, ...(reading.distribution ? { grade_distribution: reading.distribution } : {}) },
+      };
     } catch (e) {
       // Unreadable replies and server errors alike are a failure of the judge, not a grade.
       return { grade: null, error: (e as Error).message, trace: { replies } };

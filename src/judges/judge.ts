@@ -2,11 +2,14 @@ import { ServerError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
-import type { ChatMessage } from '../llm/types.js';
+import type { ChatMessage, ChatResult, JsonSchemaFormat, TokenLogprob } from '../llm/types.js';
+import { locateScore } from './replies.js';
 
 /**
  * What every LLM judge shares: one sample in, a 0-4 grade (or a recorded failure) and a trace out; structured
- * replies read tolerantly and asked again when unreadable; the prompt version as a hash of the prompt templates.
+ * replies asked for with a JSON schema (JSON mode where a server refuses schemas), read tolerantly and asked again
+ * when unreadable; grades optionally weighted by the grade token's probabilities (G-Eval); the prompt version as a
+ * hash of the prompt templates.
  */
 export interface JudgeSample {
   code: string;
@@ -23,12 +26,24 @@ export interface JudgeContext {
   maxTokens?: number;
   /** Extra requests when a reply cannot be read (default 2). */
   parseRetries?: number;
+  /**
+   * G-Eval grading: ask for the grade token's top log-probabilities and report the probability-weighted mean of the
+   * grades 0-4 instead of the grade written (the written grade when the server sends no log-probabilities).
+   */
+  logprobs?: boolean;
 }
+
+/** How many alternatives per token are asked for with `logprobs` (OpenAI, vLLM and Ollama allow up to 20). */
+export const TOP_LOGPROBS = 10;
 
 export interface JudgeOutcome {
   /** 0-4, or null when the judge failed (unreadable replies, server errors). */
   grade: number | null;
   error?: string;
+  /** The grade as the reply wrote it (an integer), where `grade` is logprob-weighted. */
+  textGrade?: number;
+  /** `logprob`: `grade` is the probability-weighted mean of the grade tokens; `text`: the grade written. */
+  gradeSource?: 'logprob' | 'text';
   /** Everything needed to explain the grade: prompts' parts, intermediate results, raw replies. */
   trace: Record<string, unknown>;
 }
@@ -54,20 +69,30 @@ export function promptHash(...templates: unknown[]): string {
 /**
  * Asks and reads the reply with `read`; an unreadable reply is asked again with a reminder of the format (a
  * different request, so the cache does not hand back the same reply), then fails. Raw replies go into `replies`.
+ * With `schema` the server is asked for a reply following it (JSON mode where it refuses schemas; see LlmClient);
+ * `reaskSchema` asks the re-asks only for a schema (a free-text format on the first attempt, as ICE-Score's).
  */
 export async function askStructured<T>(
   ctx: JudgeContext,
   messages: ChatMessage[],
-  read: (reply: string) => T | null,
+  read: (reply: string, result: ChatResult) => T | null,
   replies: string[],
-  options: { json?: boolean; reminder?: string } = {},
+  options: { json?: boolean; schema?: JsonSchemaFormat; reaskSchema?: JsonSchemaFormat; reminder?: string; topLogprobs?: number } = {},
 ): Promise<T> {
   const retries = ctx.parseRetries ?? 2;
   let conversation = messages;
   for (let attempt = 0; attempt <= retries; attempt++) {
-    const reply = await ctx.client.chat(ctx.model, { messages: conversation, temperature: ctx.temperature, seed: ctx.seed, maxTokens: ctx.maxTokens, json: options.json });
+    const reply = await ctx.client.chat(ctx.model, {
+      messages: conversation,
+      temperature: ctx.temperature,
+      seed: ctx.seed,
+      maxTokens: ctx.maxTokens,
+      json: options.json || (attempt > 0 && options.reaskSchema !== undefined) || undefined,
+      schema: attempt > 0 ? (options.reaskSchema ?? options.schema) : options.schema,
+      topLogprobs: options.topLogprobs,
+    });
     replies.push(reply.text);
-    const value = read(reply.text);
+    const value = read(reply.text, reply);
     if (value !== null) return value;
     // The conversation grows with each re-ask, so every attempt is a new request, not a cache hit.
     conversation = [
@@ -78,3 +103,89 @@ export async function askStructured<T>(
   }
   throw new JudgeFailure(`unreadable reply after ${retries + 1} attempts: ${JSON.stringify(replies.at(-1)?.slice(0, 200) ?? '')}`);
 }
+
+/** A grade read from a reply: `grade` is what the judge reports, `text` the integer the reply wrote. */
+export interface GradeReading {
+  grade: number;
+  text: number;
+  source: 'logprob' | 'text';
+  /** With `logprob`: the probabilities of the grades 0..max at the grade token, normalised to sum to 1. */
+  distribution?: number[];
+}
+
+/** The grade digit a token stands for ("3", " 3", "3," or "\"3"), or null. */
+function gradeDigit(token: string, max: number): number | null {
+  const m = /^[\s"':*]*(\d)[\s"',.}\]*]*$/.exec(token);
+  return m && Number(m[1]) <= max ? Number(m[1]) : null;
+}
+
+/**
+ * G-Eval's probability-weighted grade: at the token that writes the grade (the token covering character `index`
+ * of the reply, which must write `written`), Σ g·p(g) / Σ p(g) over the grade tokens 0..max among the token's top
+ * alternatives (the same grade spelt differently, "3" and " 3", adds up). Null when the tokens do not spell the
+ * reply, the grade is not a token of its own, or no alternative is a grade.
+ */
+export function logprobGrade(logprobs: readonly TokenLogprob[] | undefined, reply: string, index: number, written: number, max = 4): { grade: number; distribution: number[] } | null {
+  if (!logprobs?.length || index < 0) return null;
+  let offset = 0;
+  let at = -1;
+  for (let i = 0; i < logprobs.length; i++) {
+    const end = offset + logprobs[i].token.length;
+    if (offset <= index && index < end) {
+      at = i;
+      break;
+    }
+    offset = end;
+  }
+  if (at < 0 || !reply.startsWith(logprobs.slice(0, at + 1).map((t) => t.token).join(''))) return null;
+  const token = logprobs[at];
+  if (gradeDigit(token.token, max) !== written) return null;
+  const mass = new Array<number>(max + 1).fill(0);
+  const alternatives = token.top.some((t) => t.token === token.token) ? token.top : [...token.top, { token: token.token, logprob: token.logprob }];
+  for (const t of alternatives) {
+    const g = gradeDigit(t.token, max);
+    if (g !== null && Number.isFinite(t.logprob)) mass[g] += Math.exp(t.logprob);
+  }
+  const total = mass.reduce((a, b) => a + b, 0);
+  if (!(total > 0)) return null;
+  const distribution = mass.map((p) => p / total);
+  return { grade: distribution.reduce((a, p, g) => a + g * p, 0), distribution };
+}
+
+/**
+ * Asks for a 0-4 grade: read as parseScore reads it (a JSON `score` or "<aspect>: N"); with `ctx.logprobs`, the
+ * grade token's top log-probabilities are asked for and the grade is their weighted mean where the server sent them.
+ */
+export async function askGrade(
+  ctx: JudgeContext,
+  messages: ChatMessage[],
+  replies: string[],
+  options: { aspect?: string; json?: boolean; schema?: JsonSchemaFormat; reaskSchema?: JsonSchemaFormat; reminder?: string; max?: number } = {},
+): Promise<GradeReading> {
+  const max = options.max ?? 4;
+  return askStructured<GradeReading>(
+    ctx,
+    messages,
+    (reply, result) => {
+      const located = locateScore(reply, { max, aspect: options.aspect });
+      if (!located || located.value === null) return null;
+      const weighted = ctx.logprobs && Number.isInteger(located.value) ? logprobGrade(result.logprobs, reply, located.index, located.value, max) : null;
+      return weighted
+        ? { grade: weighted.grade, text: located.value, source: 'logprob', distribution: weighted.distribution }
+        : { grade: located.value, text: located.value, source: 'text' };
+    },
+    replies,
+    { json: options.json, schema: options.schema, reaskSchema: options.reaskSchema, reminder: options.reminder, topLogprobs: ctx.logprobs ? TOP_LOGPROBS : undefined },
+  );
+}
+
+/** A strict JSON schema for an object whose properties are all required. */
+export function objectSchema(name: string, properties: Record<string, Record<string, unknown>>): JsonSchemaFormat {
+  return { name, schema: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false } };
+}
+
+/** The schema of a grade reply: {"score": 0-4, "reason": "..."}. */
+export const GRADE_SCHEMA = objectSchema('grade', { score: { type: 'integer', enum: [0, 1, 2, 3, 4] }, reason: { type: 'string' } });
+
+/** The schema of a re-asked free-text grade: the evaluation first, then the grade. */
+export const EVALUATED_GRADE_SCHEMA = objectSchema('evaluated_grade', { evaluation: { type: 'string' }, score: { type: 'integer', enum: [0, 1, 2, 3, 4] } });

@@ -35,15 +35,48 @@ export function extractJsonObject(reply: string): Record<string, unknown> | null
  * short replies, the last standalone number in range. Null when none is found or it is out of range.
  */
 export function parseScore(reply: string, options: { max?: number; aspect?: string } = {}): number | null {
+  return locateScore(reply, options)?.value ?? null;
+}
+
+/**
+ * The score parseScore reads and where its digits start in the reply (`index`, -1 when the reply's JSON has the
+ * score in a form the text cannot be searched for), for weighting the grade token by its log-probabilities.
+ * Null when no score is found; `value` null when it is out of range.
+ */
+export function locateScore(reply: string, options: { max?: number; aspect?: string } = {}): { value: number | null; index: number } | null {
   const max = options.max ?? 4;
   const inRange = (x: number) => (Number.isFinite(x) && x >= 0 && x <= max ? x : null);
   const json = extractJsonObject(reply);
-  if (json && json.score !== undefined) return inRange(Number(json.score));
+  if (json && json.score !== undefined) {
+    let index = -1;
+    for (const m of reply.matchAll(/"score"\s*:\s*"?(\d+(?:\.\d+)?)/dg)) index = m.indices![1][0];
+    return { value: inRange(Number(json.score)), index };
+  }
   const words = ['score', 'rating', options.aspect].filter(Boolean).map((w) => w!.replace(/[^\w ]/g, '')).join('|');
-  const labelled = new RegExp(`(?:${words})(?:\\s+score)?\\s*(?:is|:|=|of)?\\s*\\**\\s*(\\d+(?:\\.\\d+)?)(?!\\s*(?:-|to)\\s*\\d)`, 'gi');
-  let last: number | null = null;
-  for (const m of reply.matchAll(labelled)) last = Number(m[1]);
-  if (last !== null) return inRange(last);
+  const labelled = new RegExp(`(?:${words})(?:\\s+score)?\\s*(?:is|:|=|of)?\\s*\\**\\s*(\\d+(?:\\.\\d+)?)(?!\\s*(?:-|to)\\s*\\d)`, 'gid');
+  let last: { value: number; index: number } | null = null;
+  for (const m of reply.matchAll(labelled)) last = { value: Number(m[1]), index: m.indices![1][0] };
+  if (last !== null) return { value: inRange(last.value), index: last.index };
   const numbers = [...reply.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)(?![\w]|\.\d)/g)];
-  return numbers.length ? inRange(Number(numbers.at(-1)![1])) : null;
+  if (!numbers.length) return null;
+  const final = numbers.at(-1)!;
+  return { value: inRange(Number(final[1])), index: final.index! };
+}
+
+/** Entity descriptions as a JSON object {"name": "description"} or a list [{"name", "description"}]. */
+export function readEntities(value: unknown): Record<string, string> | null {
+  const entities: Record<string, string> = {};
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (item && typeof item === 'object' && typeof (item as { name?: unknown }).name === 'string' && typeof (item as { description?: unknown }).description === 'string') {
+        entities[(item as { name: string }).name] = (item as { description: string }).description;
+      }
+    }
+    return entities;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (typeof v === 'string') entities[k] = v;
+    return entities;
+  }
+  return null;
 }

@@ -7,6 +7,11 @@ import type { ModelSpec } from './model-spec.js';
  * The LLM runtime: a pool of servers for each API kind (requests go to the least busy one, so one run can use a
  * cluster), a concurrency limit, per-request timeouts, retries with exponential backoff and full jitter on 429, 5xx
  * and network errors (a server's Retry-After wins), the content-addressed response cache, and token accounting.
+ *
+ * Structured replies degrade per server: a server (endpoint + model) that refuses a JSON schema (an HTTP 400 about
+ * response_format/json_schema/format) is asked again at once in JSON mode, and every later schema request to it
+ * goes in JSON mode for the rest of the run; one that refuses log-probabilities is asked without them. The cache key
+ * is the request as codegauge made it, so a cached reply does not depend on which server answered it.
  */
 export interface LlmClientOptions {
   /** OpenAI-compatible base URLs (several spread the load). */
@@ -34,9 +39,30 @@ export interface Usage {
   cacheHits: number;
   retries: number;
   failures: number;
+  /** Requests a server refused for a feature (a JSON schema, log-probabilities) and that were sent again without it. */
+  refusals: number;
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
+}
+
+/** What a server refused: JSON schemas (then JSON mode) or log-probabilities (then none). */
+export type Refusal = 'schema' | 'logprobs';
+
+/** Whether an error is a server refusing a request feature rather than failing: an HTTP 4xx (or a 500/501 naming
+ * the feature, as some llama.cpp builds answer a schema they cannot compile) whose message names it. */
+export function refusedFeature(error: unknown, request: ChatRequest): Refusal | null {
+  if (!(error instanceof LlmError) || error.status === undefined) return null;
+  const status = error.status;
+  const message = error.message;
+  const clientError = status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429;
+  if (!clientError && status !== 500 && status !== 501) return null;
+  if (request.topLogprobs !== undefined && /logprob/i.test(message)) return 'logprobs';
+  if (request.schema) {
+    if (clientError && /response_format|json_schema|schema|grammar|structured|\bformat\b/i.test(message)) return 'schema';
+    if (!clientError && /json_schema|schema|grammar/i.test(message)) return 'schema';
+  }
+  return null;
 }
 
 class Slot {
@@ -48,7 +74,7 @@ export class LlmClient {
   private readonly pools: Record<'openai' | 'ollama', Slot[]>;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
-  readonly usage: Usage = { requests: 0, cacheHits: 0, retries: 0, failures: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  readonly usage: Usage = { requests: 0, cacheHits: 0, retries: 0, failures: 0, refusals: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
   private readonly options: Required<Omit<LlmClientOptions, 'store' | 'prices' | 'apiKey' | 'baseUrls' | 'ollamaHosts'>> & LlmClientOptions;
 
   constructor(options: LlmClientOptions = {}) {
@@ -119,6 +145,44 @@ export class LlmClient {
   }
 
   private readonly inFlight = new Map<string, Promise<ChatResult>>();
+  /** Per server (kind, endpoint, model): what it refused, for the rest of the run. */
+  private readonly refused = new Map<string, Set<Refusal>>();
+
+  /** The servers that refused a feature, e.g. `openai http://host/v1 model-x: schema`, for a note to the user. */
+  refusals(): { kind: string; endpoint: string; model: string; refused: Refusal[] }[] {
+    return [...this.refused.entries()].map(([key, set]) => {
+      const [kind, model, endpoint] = JSON.parse(key) as string[];
+      return { kind, endpoint, model, refused: [...set] };
+    });
+  }
+
+  /** The request as this server can take it: without what it refused before. */
+  private adapt(request: ChatRequest, refused: Set<Refusal> | undefined): ChatRequest {
+    if (!refused) return request;
+    let adapted = request;
+    if (refused.has('schema') && adapted.schema) adapted = { ...adapted, schema: undefined, json: true };
+    if (refused.has('logprobs') && adapted.topLogprobs !== undefined) adapted = { ...adapted, topLogprobs: undefined };
+    return adapted;
+  }
+
+  /** One request to one server; a refused feature is dropped, remembered, and the request sent again at once. */
+  private async send(slot: Slot, spec: ModelSpec, request: ChatRequest, signal: AbortSignal): Promise<Omit<ChatResult, 'cached'>> {
+    const server = JSON.stringify([slot.provider.kind, spec.model, slot.provider.endpoint]);
+    for (;;) {
+      const sent = this.adapt(request, this.refused.get(server));
+      try {
+        const result = await slot.provider.chat(spec.model, sent, signal);
+        return request.schema ? { ...result, format: sent.schema ? 'schema' : 'json' } : result;
+      } catch (e) {
+        const feature = refusedFeature(e, sent);
+        if (!feature) throw e;
+        const set = this.refused.get(server) ?? new Set<Refusal>();
+        set.add(feature);
+        this.refused.set(server, set);
+        this.usage.refusals++;
+      }
+    }
+  }
 
   /**
    * A chat completion, from the cache when an identical request was answered before; an identical request that is
@@ -153,7 +217,7 @@ export class LlmClient {
     }
     await this.acquire();
     try {
-      const result = await this.withRetries((slot, signal) => slot.provider.chat(spec.model, request, signal), spec.kind);
+      const result = await this.withRetries((slot, signal) => this.send(slot, spec, request, signal), spec.kind);
       this.usage.requests++;
       this.usage.promptTokens += result.promptTokens;
       this.usage.completionTokens += result.completionTokens;

@@ -1,6 +1,6 @@
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
-import { LlmError, type ChatRequest, type Provider } from './types.js';
+import { LlmError, type ChatRequest, type Provider, type TokenLogprob } from './types.js';
 
 /**
  * The two API kinds, through their official clients. Retries are codegauge's own (see client.ts), so the clients'
@@ -33,6 +33,25 @@ function toLlmError(e: unknown, endpoint: string): LlmError {
   return new LlmError(`${endpoint}: ${err.message ?? String(e)}${err.cause?.code ? ` (${err.cause.code})` : ''}`, undefined, undefined, true);
 }
 
+/**
+ * Token log-probabilities in one shape from either API: OpenAI's `choices[0].logprobs.content[i]` and Ollama's
+ * `logprobs[i]` both carry {token, logprob, top_logprobs: [{token, logprob}]}. Undefined when the server sent none.
+ */
+function readLogprobs(content: unknown): TokenLogprob[] | undefined {
+  if (!Array.isArray(content) || content.length === 0) return undefined;
+  const out: TokenLogprob[] = [];
+  for (const item of content as { token?: unknown; logprob?: unknown; top_logprobs?: unknown }[]) {
+    if (!item || typeof item.token !== 'string' || typeof item.logprob !== 'number') return undefined;
+    const top = Array.isArray(item.top_logprobs)
+      ? (item.top_logprobs as { token?: unknown; logprob?: unknown }[])
+          .filter((t) => t && typeof t.token === 'string' && typeof t.logprob === 'number')
+          .map((t) => ({ token: t.token as string, logprob: t.logprob as number }))
+      : [];
+    out.push({ token: item.token, logprob: item.logprob, top });
+  }
+  return out;
+}
+
 export class OpenAIProvider implements Provider {
   readonly kind = 'openai';
   private readonly client: OpenAI;
@@ -54,13 +73,19 @@ export class OpenAIProvider implements Provider {
           temperature: request.temperature ?? 0,
           ...(request.seed !== undefined ? { seed: request.seed } : {}),
           ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-          ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
+          ...(request.schema
+            ? { response_format: { type: 'json_schema' as const, json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } } }
+            : request.json
+              ? { response_format: { type: 'json_object' as const } }
+              : {}),
+          ...(request.topLogprobs !== undefined ? { logprobs: true, top_logprobs: request.topLogprobs } : {}),
         },
         { signal },
       );
       const text = response.choices?.[0]?.message?.content;
       if (typeof text !== 'string') throw new LlmError(`${this.endpoint}: malformed reply (no message content)`, undefined, undefined, true);
-      return { text, promptTokens: response.usage?.prompt_tokens ?? 0, completionTokens: response.usage?.completion_tokens ?? 0 };
+      const logprobs = request.topLogprobs !== undefined ? readLogprobs(response.choices[0].logprobs?.content) : undefined;
+      return { text, promptTokens: response.usage?.prompt_tokens ?? 0, completionTokens: response.usage?.completion_tokens ?? 0, ...(logprobs ? { logprobs } : {}) };
     } catch (e) {
       throw toLlmError(e, this.endpoint);
     }
@@ -109,7 +134,8 @@ export class OllamaProvider implements Provider {
           model,
           messages: request.messages,
           stream: false,
-          ...(request.json ? { format: 'json' } : {}),
+          ...(request.schema ? { format: request.schema.schema } : request.json ? { format: 'json' } : {}),
+          ...(request.topLogprobs !== undefined ? { logprobs: true, top_logprobs: request.topLogprobs } : {}),
           options: {
             temperature: request.temperature ?? 0,
             ...(request.seed !== undefined ? { seed: request.seed } : {}),
@@ -117,7 +143,8 @@ export class OllamaProvider implements Provider {
           },
         }),
       );
-      return { text: response.message.content, promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0 };
+      const logprobs = request.topLogprobs !== undefined ? readLogprobs(response.logprobs) : undefined;
+      return { text: response.message.content, promptTokens: response.prompt_eval_count ?? 0, completionTokens: response.eval_count ?? 0, ...(logprobs ? { logprobs } : {}) };
     } catch (e) {
       const err = e as { status_code?: number };
       if (typeof err.status_code === 'number') throw toLlmError({ status: err.status_code, message: (e as Error).message }, this.endpoint);

@@ -12,6 +12,28 @@ export interface ChatRequest {
   maxTokens?: number;
   /** Ask for a JSON object (JSON mode where the server supports it). */
   json?: boolean;
+  /**
+   * Ask for a reply that follows this JSON schema (OpenAI-compatible `response_format: json_schema` with
+   * `strict: true`, which vLLM and llama.cpp servers also take; Ollama's `format: <schema>`). A server that refuses
+   * the schema is asked in JSON mode instead, and remembered for the rest of the run (see LlmClient).
+   */
+  schema?: JsonSchemaFormat;
+  /** Ask for the log-probabilities of the reply's tokens with this many alternatives per token (1-20). */
+  topLogprobs?: number;
+}
+
+/** A named JSON schema for structured replies. Strict mode: every object lists all its properties as required and
+ * sets additionalProperties false. */
+export interface JsonSchemaFormat {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
+/** One reply token with its log-probability and the most likely alternatives at its position. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top: { token: string; logprob: number }[];
 }
 
 export interface ChatResult {
@@ -20,6 +42,10 @@ export interface ChatResult {
   completionTokens: number;
   /** Served from the response cache, without a request. */
   cached: boolean;
+  /** Token log-probabilities, when they were asked for and the server returned them. */
+  logprobs?: TokenLogprob[];
+  /** How the reply's format was asked for when the request had a schema: `schema`, or `json` after a refusal. */
+  format?: 'schema' | 'json';
 }
 
 /** One server of one API kind. */
