@@ -49,27 +49,43 @@ function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Ch
   return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
 }
 
+const TEST_NAMES: Record<string, string> = {
+  bs: 'paired bootstrap resampling',
+  'paired-bs': 'paired bootstrap resampling',
+  ar: 'approximate randomization',
+  'paired-ar': 'approximate randomization',
+  mcnemar: 'exact McNemar test',
+  wilcoxon: 'Wilcoxon signed-rank test',
+  sign: 'sign test',
+};
+
 function compareSection(input: Extract<ReportInput, { kind: 'compare' }>): string {
-  const r = input.data;
+  // Reports of `compare --input` add adjusted p-values and differences; `--refs/--hyps` reports have neither.
+  const r = input.data as typeof input.data & { adjust?: string; test: string; samples: number | null };
   const metrics = r.systems[0].scores.map((s) => s.metric);
   const baseline = r.systems[0];
   const rows = r.systems.map((s, i) => [
     i === 0 ? `${s.name} (baseline)` : s.name,
     ...metrics.map((m) => {
-      const x = s.scores.find((y) => y.metric === m)!;
+      const x = s.scores.find((y) => y.metric === m)! as (typeof s.scores)[number] & { p_adjusted?: number | null; diff?: { value: number; ci: [number, number] } | null };
       if (x.identical) return { html: `<span>${esc(num(x.score))} identical to the baseline</span>` };
-      const significant = i > 0 && x.p_value !== null && x.p_value < 0.05;
+      // Significance after adjustment for multiple comparisons where the report has it.
+      const p = x.p_adjusted ?? x.p_value;
+      const significant = i > 0 && p !== null && p !== undefined && p < 0.05;
       // Colour by direction: a significantly worse system must not look like an improvement.
       const base = baseline.scores.find((y) => y.metric === m)!.score;
       const direction = significant ? (x.score > base ? 'better' : x.score < base ? 'worse' : '') : '';
       const ci = x.mean !== null && x.ci !== null ? ` (${num(x.mean)} ± ${num(x.ci)})` : '';
-      const p = i > 0 && x.p_value !== null ? ` p=${num(x.p_value, 4)}${significant ? ` * ${direction}` : ''}` : '';
-      return { html: `<span class="${direction}">${esc(num(x.score))}${esc(ci)}${esc(p)}</span>` };
+      const diff = i > 0 && x.diff ? ` Δ ${num(x.diff.value)} [${num(x.diff.ci[0])}, ${num(x.diff.ci[1])}]` : '';
+      const shown = i > 0 && p !== null && p !== undefined ? ` p=${num(p, 4)}${significant ? ` * ${direction}` : ''}` : '';
+      return { html: `<span class="${direction}">${esc(num(x.score))}${esc(ci)}${esc(diff)}${esc(shown)}</span>` };
     }),
   ]);
-  const test = r.test === 'bs' ? `paired bootstrap resampling (${r.samples} samples, seed ${r.seed})` : `approximate randomization (${r.samples} trials, seed ${r.seed})`;
+  const name = TEST_NAMES[r.test] ?? r.test;
+  const test = r.samples ? `${name} (${r.samples} ${/ar$/.test(r.test) ? 'trials' : 'samples'}, seed ${r.seed})` : name;
+  const adjusted = r.adjust && r.adjust !== 'none' ? `, p-values adjusted (${r.adjust})` : '';
   const warnings = (r.warnings ?? []).map((w) => `<p class="warn">${esc(w)}</p>`).join('');
-  return `<h2>Is the difference real? <small>${esc(input.path)}</small></h2><p>${esc(test)}; score (mean ± 95% CI), p-value against the baseline; <b>*</b> p &lt; 0.05, <span class="better">better</span> or <span class="worse">worse</span> than the baseline.</p>${table(['system', ...metrics], rows)}${warnings}`;
+  return `<h2>Is the difference real? <small>${esc(input.path)}</small></h2><p>${esc(test + adjusted)}; score (mean ± 95% CI), difference from the baseline, p-value; <b>*</b> p &lt; 0.05, <span class="better">better</span> or <span class="worse">worse</span> than the baseline.</p>${table(['system', ...metrics], rows)}${warnings}`;
 }
 
 function metaSection(input: Extract<ReportInput, { kind: 'meta' }>, charts: Charts): string {
