@@ -23,6 +23,8 @@ export { Ruby, stringSimilarity, tokenLevenshtein, type RubyLevel } from './metr
 export { treeEditDistance } from './code/tree-edit-distance.js';
 export { graphEditDistance } from './code/graph-edit-distance.js';
 export { CodeBleuCgm } from './metrics/codebleu-cgm.js';
+export { CrystalBleu, readNgramsFile, CRYSTALBLEU_DEFAULT_K, type CrystalBleuOptions, type CrystalBleuNgramsFile } from './metrics/crystalbleu.js';
+export { CodeBertScore, CODEBERTSCORE_MODELS, type CodeBertScoreOptions, type CodeBertMeasure } from './metrics/codebertscore.js';
 // Statistics: significance tests, confidence intervals, meta-evaluation, grade aggregation.
 export { compareSystems, DEFAULT_SAMPLES, type ComparisonReport, type ComparisonScore, type PairedTestKind } from './api/compare.js';
 export { metaEvaluate, modelPairStudy, modelPairStudyOfTable, type MetaReport, type ModelPairReport } from './api/meta.js';

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseMetric } from '../metrics/registry.js';
 import { parallelSegments } from '../io/segments.js';
-import { ScoreAccumulator, readyMetrics, type WorkerTask } from './score.js';
+import { fitOnFiles, ScoreAccumulator, readyMetrics, type WorkerTask } from './score.js';
 
 /**
  * One worker of a parallel `score`: reads the same files as the others but scores only its own stripes of
@@ -10,6 +10,7 @@ import { ScoreAccumulator, readyMetrics, type WorkerTask } from './score.js';
 const task = workerData as WorkerTask;
 try {
   const metrics = await readyMetrics(task.specs.map((spec) => parseMetric(spec, { language: task.language })));
+  fitOnFiles(metrics, task.refPaths, task.hypPaths);
   const accumulator = new ScoreAccumulator(metrics, task.systems, task.options);
   const owns = (index: number) => Math.floor(index / task.stripe) % task.workers === task.worker;
   for (const { refs, hyps } of parallelSegments(task.refPaths, task.hypPaths, owns)) {

@@ -239,12 +239,18 @@ export async function scoreFiles(input: {
   workers: number;
   /** Inputs smaller than this many bytes are scored on one thread (default PARALLEL_MIN_BYTES). */
   parallelMinBytes?: number;
+  /** Receives the metric instances (e.g. to write CrystalBLEU's ignored n-grams after scoring). */
+  onMetrics?: (metrics: readonly Metric<any>[]) => void;
   onSegment?: (done: number) => void;
 } & ScoreOptions): Promise<ScoreReport> {
   const options: ScoreOptions = { segments: input.segments, confidence: input.confidence };
   const bytes = [...input.refPaths, ...input.hypPaths].reduce((n, p) => n + fileSize(p), 0);
   const metrics = await readyMetrics(input.specs.map((spec) => parseMetric(spec, { language: input.language })));
-  if (input.workers <= 1 || bytes < (input.parallelMinBytes ?? PARALLEL_MIN_BYTES)) {
+  fitOnFiles(metrics, input.refPaths, input.hypPaths);
+  input.onMetrics?.(metrics);
+  // A metric that runs a model on a thread of its own (CodeBERTScore) is scored on this thread only.
+  const singleThreadOnly = metrics.some((m) => m.name.startsWith('CodeBERTScore'));
+  if (input.workers <= 1 || singleThreadOnly || bytes < (input.parallelMinBytes ?? PARALLEL_MIN_BYTES)) {
     return scoreSegments({ stream: parallelSegments(input.refPaths, input.hypPaths), systems: input.systems, metrics, onSegment: input.onSegment, ...options });
   }
   const done = new Array<number>(input.workers).fill(0);
@@ -268,6 +274,16 @@ export async function scoreFiles(input: {
   const accumulator = new ScoreAccumulator(metrics, input.systems, options);
   accumulator.absorb(partials, STRIPE_SEGMENTS);
   return accumulator.report();
+}
+
+/** Metrics that weigh by the whole reference set see it first: one extra pass over the reference files. */
+export function fitOnFiles(metrics: readonly Metric<any>[], refPaths: string[], hypPaths: string[]): void {
+  for (const m of metrics) {
+    if (!m.fitReferences) continue;
+    m.fitReferences((function* () {
+      for (const { refs } of parallelSegments(refPaths, hypPaths)) yield refs;
+    })());
+  }
 }
 
 // Under the TypeScript sources (tests), the worker runs from the build, which `npm test` makes first.
@@ -317,8 +333,10 @@ export async function scoreSystems(
       throw new InputError(`system ${s.name}: ${s.hypotheses.length} hypotheses but ${input.references.length} references`);
     }
   }
+  const metrics = await readyMetrics(input.metrics);
+  for (const m of metrics) m.fitReferences?.(input.references);
   const stream = input.references.map((refs, i) => ({ refs, hyps: input.systems.map((s) => s.hypotheses[i]) }));
-  return scoreSegments({ ...input, stream, systems: input.systems.map((s) => s.name) });
+  return scoreSegments({ ...input, metrics, stream, systems: input.systems.map((s) => s.name) });
 }
 
 /** sacrebleu puts the resampling settings right after the number of references: `nrefs:1|bs:1000|seed:12345|...`. */

@@ -1,10 +1,16 @@
 import type { Command } from 'commander';
 import { availableParallelism } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { scoreFiles } from '../api/score.js';
+import { InputError, UsageError, writing } from '../errors.js';
+import { parallelSegments, readSegmentFile } from '../io/segments.js';
+import { CodeBertScore } from '../metrics/codebertscore.js';
+import { CrystalBleu } from '../metrics/crystalbleu.js';
+import type { Metric } from '../metrics/metric.js';
 import { describeMetrics, parseMetric } from '../metrics/registry.js';
 import { formatScoreTable } from './format.js';
 import type { CliIo } from './io.js';
-import { collect, formatOption, integerIn, onlyWith } from './options.js';
+import { collect, existingFile, formatOption, integerIn, onlyWith } from './options.js';
 import { inferLanguage, systemName } from './systems.js';
 
 interface ScoreCliOptions {
@@ -17,7 +23,22 @@ interface ScoreCliOptions {
   confidenceN: number;
   seed: number;
   jobs: number;
+  writeNgrams?: string;
+  problems?: string;
   format: 'table' | 'json';
+}
+
+/** Problem statements keyed by their segment's references, for CodeBERTScore's sources=yes. */
+function problemsByReferences(problemsPath: string, refPaths: string[]): Map<string, string> {
+  const problems = readSegmentFile(problemsPath).segments.map((s) => s[0]);
+  const byRefs = new Map<string, string>();
+  let i = 0;
+  for (const { refs } of parallelSegments(refPaths, [])) {
+    if (i >= problems.length) throw new InputError(`${problems.length} problem statements but more segments in ${refPaths[0]}`, problemsPath);
+    byRefs.set(JSON.stringify(refs), problems[i++]);
+  }
+  if (i !== problems.length) throw new InputError(`${problems.length} problem statements but ${i} segments in ${refPaths[0]}`, problemsPath);
+  return byRefs;
 }
 
 /**
@@ -36,6 +57,8 @@ export function addScoreCommand(program: Command, io: CliIo): void {
     .option('--confidence', 'bootstrap 95% confidence interval of each score, as sacrebleu --confidence', false)
     .option('--confidence-n <n>', 'bootstrap samples for --confidence', integerIn('--confidence-n', 1, 1_000_000), 1000)
     .option('--seed <n>', 'random seed for --confidence', integerIn('--seed', 0, 2 ** 32 - 1), 12345)
+    .option('--write-ngrams <file>', 'crystalbleu: write the ignored n-grams here (read back with crystalbleu:ngrams=FILE)')
+    .option('--problems <file>', 'codebertscore sources=yes: the problem statements, one JSON string per line (.jsonl) or one per line (.txt), in segment order', existingFile('--problems'))
     .option('--jobs <n>', 'worker threads for large inputs (results are identical for any number)', integerIn('--jobs', 1, 64), Math.min(availableParallelism(), 8))
     .addOption(formatOption())
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
@@ -46,6 +69,8 @@ export function addScoreCommand(program: Command, io: CliIo): void {
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => systemName(path, taken));
       const progress = io.progress?.('scoring');
+      let used: readonly Metric<any>[] = [];
+      const problems = opts.problems ? problemsByReferences(opts.problems, opts.refs) : undefined;
       const report = await scoreFiles({
         refPaths: opts.refs,
         hypPaths: opts.hyps,
@@ -53,11 +78,21 @@ export function addScoreCommand(program: Command, io: CliIo): void {
         specs: opts.metric,
         language,
         workers: opts.jobs,
+        onMetrics: (metrics) => {
+          used = metrics;
+          for (const m of metrics) if (m instanceof CodeBertScore && problems) m.setSourceOf((refs) => problems.get(JSON.stringify(refs)));
+        },
         segments: opts.segments,
         confidence: opts.confidence ? { samples: opts.confidenceN, seed: opts.seed } : undefined,
         // The total is unknown while streaming: show the count so far.
         onSegment: progress && ((done) => void (done % 1000 === 0 && progress(done, 0))),
       });
+      if (opts.writeNgrams) {
+        const crystal = used.filter((m): m is CrystalBleu => m instanceof CrystalBleu);
+        if (crystal.length !== 1) throw new UsageError(`--write-ngrams needs exactly one crystalbleu metric, got ${crystal.length}`);
+        const path = opts.writeNgrams;
+        writing(path, () => writeFileSync(path, JSON.stringify(crystal[0].ngramsFile(), null, 1) + '\n'));
+      }
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
     });
 }

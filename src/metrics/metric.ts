@@ -40,6 +40,11 @@ export interface Metric<RefInfo = unknown> extends StatisticsScorer {
   summary?(stats: ArrayLike<number>): Record<string, number>;
   /** A label for one segment (RUBY: the level used). */
   segmentLabel?(row: ArrayLike<number>): string;
+  /**
+   * Sees every reference of the input before scoring, for metrics whose weights depend on the whole reference set
+   * (CrystalBLEU's default corpus, CodeBERTScore idf=yes); a streamed input is read twice for them.
+   */
+  fitReferences?(references: Iterable<readonly string[]>): void;
   /** Loads what the metric needs (grammars, word lists); awaited once before scoring. */
   ready?(): Promise<void>;
 }

@@ -10,6 +10,8 @@ import { Rouge, type RougeType } from './rouge.js';
 import { CodeBleu } from './codebleu.js';
 import { Ruby } from './ruby.js';
 import { CodeBleuCgm } from './codebleu-cgm.js';
+import { CrystalBleu } from './crystalbleu.js';
+import { CodeBertScore, type CodeBertMeasure } from './codebertscore.js';
 import { LANGUAGES, resolveLanguage } from '../code/languages.js';
 
 /**
@@ -46,6 +48,8 @@ const positiveInt = number((x) => Number.isInteger(x) && x >= 1, 'an integer >= 
 const nonNegativeInt = number((x) => Number.isInteger(x) && x >= 0, 'an integer >= 0');
 const positive = number((x) => x > 0, 'a number > 0');
 const unit = number((x) => x >= 0 && x <= 1, 'a number in [0, 1]');
+
+const FILE_KEY: KeyDef = { describe: 'FILE', parse: (v) => (v !== '' ? v : undefined) };
 
 const LANG_KEY: KeyDef = {
   describe: LANGUAGES.join('|'),
@@ -159,6 +163,41 @@ export const METRICS: Record<string, MetricDef> = {
   'nltk-bleu': {
     keys: { tok: oneOf(['ws', 'code']) },
     build: (o, spec) => new NltkBleu((o.tok as 'ws' | 'code' | undefined) ?? 'ws', spec),
+  },
+  codebertscore: {
+    keys: {
+      lang: LANG_KEY,
+      'model-dir': FILE_KEY,
+      model: { describe: 'a hub id (an ONNX export)', parse: (v) => (/^[\w.-]+(\/[\w.-]+)?$/.test(v) ? v : undefined) },
+      layer: positiveInt,
+      idf: yesNo,
+      measure: oneOf(['f1', 'f3', 'p', 'r']),
+      sources: yesNo,
+    },
+    required: ['lang'],
+    build: (o, spec) =>
+      new CodeBertScore(
+        {
+          lang: o.lang as string,
+          modelDir: o['model-dir'] as string | undefined,
+          model: o.model as string | undefined,
+          layer: o.layer as number | undefined,
+          idf: o.idf as boolean | undefined,
+          measure: o.measure as CodeBertMeasure | undefined,
+          sources: o.sources as boolean | undefined,
+        },
+        spec,
+      ),
+  },
+  crystalbleu: {
+    keys: { k: nonNegativeInt, corpus: FILE_KEY, ngrams: FILE_KEY, tok: oneOf(['code', 'ws']) },
+    build: (o, spec) => {
+      if (o.corpus !== undefined && o.ngrams !== undefined) throw new SpecError(`crystalbleu takes corpus=FILE or ngrams=FILE, not both (${JSON.stringify(spec)})`);
+      return new CrystalBleu(
+        { k: o.k as number | undefined, tokenize: o.tok as 'code' | 'ws' | undefined, corpusFile: o.corpus as string | undefined, ngramsFile: o.ngrams as string | undefined },
+        spec,
+      );
+    },
   },
 };
 
