@@ -258,7 +258,8 @@ export async function scoreFiles(input: {
     Array.from({ length: input.workers }, (_, worker) => {
       const task: WorkerTask = { refPaths: input.refPaths, hypPaths: input.hypPaths, systems: input.systems, specs: input.specs, language: input.language, options, worker, workers: input.workers, stripe: STRIPE_SEGMENTS };
       return new Promise<PartialScores>((resolve, reject) => {
-        const thread = new Worker(WORKER_URL, { workerData: task });
+        // Workers inherit the parent's execArgv; `--input-type` (a parent started with -e) is refused for a file.
+        const thread = new Worker(WORKER_URL, { workerData: task, execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')) });
         thread.on('message', (message: { type: string; done?: number; partial?: PartialScores; error?: { name: string; message: string; file?: string; line?: number; stack?: string } }) => {
           if (message.type === 'progress') {
             done[worker] = message.done!;
