@@ -1,10 +1,10 @@
 /**
  * Memoised per-text work (tokens, encodings, parses) that is shared by the many hypotheses of one reference. The
  * cache forgets everything when full, as a cheap bound: memory stays flat however long a streamed input is, and
- * the common case (consecutive samples of one problem) still hits. 8,192 entries of code-sized texts keep a
+ * the common case (consecutive samples of one problem) still hits. 4,096 entries of code-sized texts keep a
  * metric's caches to tens of megabytes.
  */
-export const SEGMENT_CACHE_ENTRIES = 1 << 13;
+export const SEGMENT_CACHE_ENTRIES = 1 << 12;
 
 export class BoundedCache<V> {
   private readonly entries = new Map<string, V>();
