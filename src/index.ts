@@ -61,6 +61,19 @@ export { parseScore, extractJsonObject, locateScore } from './judges/replies.js'
 export { krippendorffAlphaInterval, selfConsistency } from './judges/ensemble.js';
 // Execution: sandboxed runs against tests, pass@k.
 export { execSystems, runSample, type ExecRow, type ExecSummary, type ExecSystemSummary } from './exec/run.js';
-export { passAtK, meanPassAtK } from './exec/pass-at-k.js';
+export { passAtK, meanPassAtK, passHatK, meanPassHatK, bootstrapOverProblems } from './exec/pass-at-k.js';
+export { extractCode, loadExtractor, type Extraction } from './exec/extract.js';
+export { evalModel, type EvalOptions, type EvalReport } from './exec/eval.js';
 export { readProblems, readSamples, readBenchmark, problemKey, BENCHMARKS, type Problem, type Sample } from './exec/problems.js';
 export { Sandbox, resolveSandboxMode, bwrapAvailable, type SandboxMode } from './exec/sandbox.js';
+// A team's pipeline: one config, baselines and gates, reporters, shards, batch API.
+export { runConfig, compareWithBaseline, gateDelta, type RunResult, type RunOptions } from './api/run.js';
+export { mergeShards, type MergeReport } from './api/merge.js';
+export { loadConfig, findConfig } from './config/load.js';
+export { configSchema, type CodegaugeConfig } from './config/schema.js';
+export { BaselineStore, type ItemResults } from './config/baselines.js';
+export { parseShard, shardOfId, inShard } from './config/shard.js';
+export { runBatched, type BatchOptions } from './llm/batch.js';
+export { junitXml } from './reporters/junit.js';
+export { markdownSummary } from './reporters/markdown.js';
+export { codegaugeMatchers } from './matchers.js';

@@ -8,7 +8,9 @@ import { addExecCommand, formatExecTable } from '../src/cli/exec.js';
 import { InputError, UsageError } from '../src/errors.js';
 import { meanPassAtK, passAtK } from '../src/exec/pass-at-k.js';
 import { matchSamples, problemKey, readBenchmark, readProblems, readSamples, reindentCompletion } from '../src/exec/problems.js';
-import { execSignature, lockDir, summariseSystem, systemNames } from '../src/exec/run.js';
+import { execSignature, summariseSystem, systemNames } from '../src/exec/run.js';
+import { lockOutput } from '../src/io/lock.js';
+import { cli } from './helpers.js';
 import { cppRunner, javaRunner, pythonRunner } from '../src/exec/runners.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'codegauge-exec-test-'));
@@ -160,13 +162,17 @@ describe('results', () => {
     expect(formatExecTable({ kind: 'exec', version: '0', systems: [s] })).toMatch(/sys\s+3\s+2\s+25\.00\s+n\/a/);
   });
 
-  it('a second process on the same --out is stopped; a stale lock is taken over', () => {
+  it('a second process on the same --out is stopped (the shared output lock); a stale lock is taken over', async () => {
     const dir = tmp();
-    writeFileSync(join(dir, '.exec.lock'), String(process.ppid));
-    expect(() => lockDir(dir)).toThrow(/another codegauge exec \(pid \d+\) is writing there/);
-    writeFileSync(join(dir, '.exec.lock'), '999999999');
-    const unlock = lockDir(dir);
-    expect(readFileSync(join(dir, '.exec.lock'), 'utf8')).toBe(String(process.pid));
+    writeFileSync(join(dir, '.codegauge.lock'), String(process.ppid));
+    const samples = join(dir, 'samples.jsonl');
+    writeFileSync(samples, JSON.stringify({ task_id: 'HumanEval/0', completion: '    return False\n' }) + '\n');
+    const r = await cli('exec', '--benchmark', 'humaneval', '--samples', samples, '--out', dir, '--sandbox', 'process');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/being written by another codegauge process \(pid \d+\)/);
+    writeFileSync(join(dir, '.codegauge.lock'), '999999999');
+    const unlock = lockOutput(dir);
+    expect(readFileSync(join(dir, '.codegauge.lock'), 'utf8')).toBe(String(process.pid));
     unlock();
   });
 });

@@ -29,11 +29,10 @@ interface ShardDir {
 
 function readShardDir(dir: string): ShardDir[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError('not a folder', dir);
-  if (!existsSync(join(dir, 'run.json'))) {
-    const subs = readdirSync(dir).filter((d) => /^shard-\d+-of-\d+$/.test(d) && statSync(join(dir, d)).isDirectory());
-    if (subs.length === 0) throw new InputError('no run.json here, nor shard-i-of-N folders (write them with codegauge run --shard i/N)', dir);
-    return subs.flatMap((d) => readShardDir(join(dir, d)));
-  }
+  // A results folder holding shard-i-of-N folders stands for them (an unsharded run.json beside them is not a shard).
+  const subs = readdirSync(dir).filter((d) => /^shard-\d+-of-\d+$/.test(d) && statSync(join(dir, d)).isDirectory());
+  if (subs.length) return subs.flatMap((d) => readShardDir(join(dir, d)));
+  if (!existsSync(join(dir, 'run.json'))) throw new InputError('no run.json here, nor shard-i-of-N folders (write them with codegauge run --shard i/N)', dir);
   let run: { kind?: string; shard?: string | null };
   try {
     run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));

@@ -11,6 +11,7 @@ import { DsaJudge } from '../judges/dsa.js';
 import { IceJudge } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
 import { judgeSystems } from '../judges/judge-run.js';
+import { runBatched } from '../llm/batch.js';
 import { LlmClient } from '../llm/client.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { LlmStore } from '../llm/store.js';
@@ -42,6 +43,8 @@ export interface RunOptions {
   /** Gate delta for every compared result without its own `fail_if_worse`. */
   failIfWorse?: number;
   shard?: Shard;
+  /** Judges through the Batch API (overrides the config's llm.batch). */
+  batch?: boolean;
   log?: (line: string) => void;
   onProgress?: (label: string) => ((done: number, total: number) => void) | undefined;
 }
@@ -82,7 +85,7 @@ export interface RunResult {
   shard: string | null;
   scores: RunScore[];
   exec: { ran: number; reused: number; rows: Pick<ExecRow, 'system' | 'index' | 'task_id' | 'status' | 'passed' | 'stderr' | 'duration_ms'>[] } | null;
-  llm: { requests: number; cache_hits: number } | null;
+  llm: { requests: number; cache_hits: number; batches?: number } | null;
   baseline: { name: string; created: string; comparisons: BaselineComparison[] } | null;
   saved_baseline: string | null;
   warnings: string[];
@@ -270,6 +273,8 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
         const clients = new Map<string, LlmClient>();
         let requests = 0;
         let cacheHits = 0;
+        let batches = 0;
+        const batch = options.batch ?? config.llm.batch;
         for (const [i, j] of config.judges.entries()) {
           const named = config.models[j.model];
           const spec = parseModelSpec(named?.model ?? j.model);
@@ -292,17 +297,26 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
           const systems = j.systems ? data.systems.filter((s) => j.systems!.includes(s.name)) : data.systems;
           const modelName = named?.model ?? j.model;
           log(`judging ${systems.length} system(s) with ${j.method} (${modelName})`);
-          const report = await judgeSystems({
-            judge,
-            modelName,
-            context: { client, model: spec, temperature: config.llm.temperature, seed: config.llm.seed, maxTokens: config.llm.max_tokens },
-            references: data.references,
-            systems,
-            problems: data.problems,
-            language: config.data!.lang!,
-            repeat: j.repeat,
-            onProgress: options.onProgress?.(`judge ${j.method}`),
-          });
+          const judgeWith = (c: LlmClient) =>
+            judgeSystems({
+              judge,
+              modelName,
+              context: { client: c, model: spec, temperature: config.llm.temperature, seed: config.llm.seed, maxTokens: config.llm.max_tokens },
+              references: data!.references,
+              systems,
+              problems: data!.problems,
+              language: config.data!.lang!,
+              repeat: j.repeat,
+              onProgress: batch ? undefined : options.onProgress?.(`judge ${j.method}`),
+            });
+          let report;
+          if (batch) {
+            if (spec.kind !== 'openai' || baseUrls.length === 0) throw loaded.error(['judges', i, 'model'], 'batch judging needs an openai: model with a base_url (or OPENAI_BASE_URL)');
+            const batched = await runBatched(judgeWith, { baseUrl: baseUrls[0], apiKey: named?.api_key_env ? process.env[named.api_key_env] : process.env.OPENAI_API_KEY, store: llmStore, pollMs: config.llm.batch_poll * 1000, log });
+            report = batched.result;
+            batches += batched.stats.batches;
+            cacheHits += batched.client.usage.cacheHits;
+          } else report = await judgeWith(client);
           const name = config.judges.filter((x) => x.method === j.method).length > 1 ? `judge-${j.method}-${i + 1}.json` : `judge-${j.method}.json`;
           const path = file(name);
           writeJson(path, shard ? { ...report, ids: data.ids } : report);
@@ -318,14 +332,14 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
           requests += c.usage.requests;
           cacheHits += c.usage.cacheHits;
         }
-        result.llm = { requests, cache_hits: cacheHits };
+        result.llm = { requests, cache_hits: cacheHits, ...(batch ? { batches } : {}) };
       } finally {
         llmStore.close();
       }
     }
 
     // Baselines.
-    if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, options) };
+    if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, { ...options, subset: shard !== undefined }) };
     if (options.saveBaseline !== undefined) {
       baselineStore!.save(options.saveBaseline, items);
       result.saved_baseline = options.saveBaseline;
@@ -372,7 +386,12 @@ const mean = (xs: readonly (number | null)[]) => {
 };
 
 /** compare's paired bootstrap of every current per-item result against the baseline's, and the gates. */
-export function compareWithBaseline(config: CodegaugeConfig, current: readonly ItemResults[], saved: readonly ItemResults[], options: { failIfWorse?: number; baseline?: string }): BaselineComparison[] {
+export function compareWithBaseline(
+  config: CodegaugeConfig,
+  current: readonly ItemResults[],
+  saved: readonly ItemResults[],
+  options: { failIfWorse?: number; baseline?: string; /** A shard: compare with the baseline's items of this shard only. */ subset?: boolean },
+): BaselineComparison[] {
   const byKey = new Map(saved.map((r) => [itemKey(r), r]));
   const name = options.baseline ?? 'baseline';
   return current.map((r) => {
@@ -381,7 +400,9 @@ export function compareWithBaseline(config: CodegaugeConfig, current: readonly I
     const scale = r.kind === 'exec' ? 100 : 1;
     const score = mean(r.values) === null ? null : mean(r.values)! * scale;
     const base: BaselineComparison = { kind: r.kind, system: r.system, metric: r.metric, baseline_score: null, score, diff: null, ci: null, p_value: null, delta, status: 'missing', reason: '' };
-    const old = byKey.get(itemKey(r));
+    const whole = byKey.get(itemKey(r));
+    const mine = new Set(r.ids);
+    const old = whole && options.subset ? { ...whole, ids: whole.ids.filter((id) => mine.has(id)), values: whole.values.filter((_, i) => mine.has(whole.ids[i])) } : whole;
     if (!old) return { ...base, reason: `baseline "${name}" has no ${r.metric} for ${r.system}` };
     base.baseline_score = mean(old.values) === null ? null : mean(old.values)! * scale;
     if (old.signature !== r.signature) return { ...base, status: 'not-comparable', reason: `baseline "${name}" is not comparable: signatures differ (baseline ${old.signature}, this run ${r.signature})` };

@@ -239,15 +239,17 @@ export async function scoreFiles(input: {
   workers: number;
   /** Inputs smaller than this many bytes are scored on one thread (default PARALLEL_MIN_BYTES). */
   parallelMinBytes?: number;
-  /** Receives the metric instances (e.g. to write CrystalBLEU's ignored n-grams after scoring). */
+  /** Receives the metric instances before they load (to attach progress reporters, or keep them, e.g. to write
+   * CrystalBLEU's ignored n-grams after scoring). */
   onMetrics?: (metrics: readonly Metric<any>[]) => void;
   onSegment?: (done: number) => void;
 } & ScoreOptions): Promise<ScoreReport> {
   const options: ScoreOptions = { segments: input.segments, confidence: input.confidence };
   const bytes = [...input.refPaths, ...input.hypPaths].reduce((n, p) => n + fileSize(p), 0);
-  const metrics = await readyMetrics(input.specs.map((spec) => parseMetric(spec, { language: input.language })));
+  const parsed = input.specs.map((spec) => parseMetric(spec, { language: input.language }));
+  input.onMetrics?.(parsed); // before loading, so a caller can attach progress reporters
+  const metrics = await readyMetrics(parsed);
   fitOnFiles(metrics, input.refPaths, input.hypPaths);
-  input.onMetrics?.(metrics);
   // A metric that runs a model on a thread of its own (CodeBERTScore) is scored on this thread only.
   const singleThreadOnly = metrics.some((m) => m.name.startsWith('CodeBERTScore'));
   if (input.workers <= 1 || singleThreadOnly || bytes < (input.parallelMinBytes ?? PARALLEL_MIN_BYTES)) {

@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { aggregateTable } from '../api/aggregate.js';
 import { readTable } from '../io/table.js';
 import type { CliIo } from './io.js';
 import { formatOption } from './options.js';
@@ -15,7 +14,8 @@ export function addAggregateCommand(program: Command, io: CliIo): void {
     .requiredOption('--label <column>', 'the grade column (numbers)')
     .addOption(new Option('--method <method>', 'aggregation').choices(['mmsr', 'mean']).default('mmsr'))
     .addOption(formatOption())
-    .action((opts: { input: string; task: string; worker: string; label: string; method: 'mmsr' | 'mean'; format: 'table' | 'json' }) => {
+    .action(async (opts: { input: string; task: string; worker: string; label: string; method: 'mmsr' | 'mean'; format: 'table' | 'json' }) => {
+      const { aggregateTable } = await import('../api/aggregate.js'); // loaded when the command runs
       const report = aggregateTable(readTable(opts.input), opts.input, opts);
       if (opts.format === 'json') return io.out(JSON.stringify(report, null, 2) + '\n');
       io.out(report.items.map((r) => `${r.task}\t${r.label}`).join('\n') + '\n');

@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { compareSystems } from '../api/compare.js';
 import { COMPARE_TESTS, compareResults, readResults, type CompareTest } from '../api/compare-input.js';
 import { UsageError } from '../errors.js';
 import { parseMetric } from '../metrics/registry.js';
@@ -63,6 +62,7 @@ export function addCompareCommand(program: Command, io: CliIo): void {
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
       const metrics = opts.metric.map((m) => parseMetric(m, { language }));
       const { references, systems } = readSystems(opts.refs, opts.hyps);
+      const { compareSystems } = await import('../api/compare.js'); // loaded when the command runs
       const report = await compareSystems({
         references,
         systems,

@@ -2,8 +2,8 @@ import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
-import { execSystems, type ExecSummary } from '../exec/run.js';
-import { resolveSandboxMode } from '../exec/sandbox.js';
+// Running and sandboxing are loaded when the command runs, not at CLI start-up.
+import type { ExecSummary } from '../exec/run.js';
 import { exitRequest, type CliIo } from './io.js';
 import { collect, formatOption, integerIn, list, numberIn } from './options.js';
 
@@ -33,12 +33,14 @@ function parseKs(values: string[]): number[] {
 
 export function formatExecTable(summary: ExecSummary): string {
   const ks = [...new Set(summary.systems.flatMap((s) => Object.keys(s.pass_at)))].sort((a, b) => Number(a) - Number(b));
-  const header = ['system', 'n', 'problems', ...ks.map((k) => `pass@${k}`), 'passed', 'failed', 'timeout', 'compile', 'runtime', 'memory', 'sandbox'];
+  const hatKs = ks.filter((k) => Number(k) > 1 && summary.systems.some((s) => s.pass_hat?.[k] !== undefined && s.pass_hat[k] !== null));
+  const header = ['system', 'n', 'problems', ...ks.map((k) => `pass@${k}`), ...hatKs.map((k) => `pass^${k}`), 'passed', 'failed', 'timeout', 'compile', 'runtime', 'memory', 'sandbox'];
   const rows = summary.systems.map((s) => [
     s.name,
     String(s.n),
     String(s.problems),
     ...ks.map((k) => (s.pass_at[k] === null || s.pass_at[k] === undefined ? 'n/a' : (100 * s.pass_at[k]!).toFixed(2))),
+    ...hatKs.map((k) => (s.pass_hat?.[k] === null || s.pass_hat?.[k] === undefined ? 'n/a' : (100 * s.pass_hat[k]!).toFixed(2))),
     String(s.statuses.passed),
     String(s.statuses.failed),
     String(s.statuses.timeout),
@@ -76,6 +78,7 @@ export function addExecCommand(program: Command, io: CliIo): void {
       if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
       const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
       const ks = parseKs(opts.k?.length ? opts.k : ['1', '10', '100']);
+      const [{ execSystems }, { resolveSandboxMode }] = await Promise.all([import('../exec/run.js'), import('../exec/sandbox.js')]);
       const sandbox = resolveSandboxMode(opts.sandbox, io.err);
       const { summary } = await execSystems({
         problems,

@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { resolveLanguage } from '../code/languages.js';
+import { inShard, parseShard, shardDirName, shardLabel, type Shard } from '../config/shard.js';
 import { InputError, UsageError } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
-import { DsaJudge } from '../judges/dsa.js';
-import { IceJudge, type IceAspect } from '../judges/ice.js';
+// The judges are loaded when the command runs, not at CLI start-up.
+import type { IceAspect } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
-import { judgeFailures, judgeSystems } from '../judges/judge-run.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
@@ -33,6 +34,7 @@ interface JudgeCliOptions extends LlmCliOptions {
   maxDepth: number;
   repeat: number;
   explain?: string;
+  shard?: Shard;
   format: 'table' | 'json';
 }
 
@@ -74,9 +76,11 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .option('--logprobs', 'G-Eval grades: the probability-weighted mean of the grades 0-4 at the grade token, where the server returns top_logprobs (else the grade written)', false)
       .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance and each judge\'s self-consistency', integerIn('--repeat', 1, 100), 1)
       .option('--explain <dir>', 'write per-sample decompositions, storage snapshots, differences and raw replies here')
+      .option('--shard <i/N>', 'only shard i of N of the segments (a deterministic split by segment number); the JSON carries the segment ids, --explain goes to DIR/shard-i-of-N', parseShard)
       .addOption(formatOption()),
     { embeddings: false },
   ).action(async (opts: JudgeCliOptions, command: Command) => {
+    const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../judges/judge-run.js')]);
     onlyWith(command, ['--storage-update'], '--method dsa', opts.method === 'dsa');
     const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
     if (!language) throw new InputError('give --lang (or name files like hyps.py.jsonl)');
@@ -84,9 +88,18 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
     const models = opts.model.map((name) => ({ name, spec: parseModelSpec(name) }));
     const repeated = opts.model.find((m, i) => opts.model.indexOf(m) !== i);
     if (repeated) throw new UsageError(`--model ${repeated} is given twice`);
-    const { references, systems } = readSystems(opts.refs, opts.hyps);
-    const problems = opts.problems ? readProblems(opts.problems) : undefined;
-    if (problems && problems.length !== references.length) throw new InputError(`${problems.length} problems but ${references.length} references`, opts.problems);
+    const all = readSystems(opts.refs, opts.hyps);
+    const allProblems = opts.problems ? readProblems(opts.problems) : undefined;
+    if (allProblems && allProblems.length !== all.references.length) throw new InputError(`${allProblems.length} problems but ${all.references.length} references`, opts.problems);
+    // --shard: the segments whose 1-based number falls in the shard; ids say which they are.
+    const shard = opts.shard && opts.shard.count > 1 ? opts.shard : undefined;
+    const ids = all.references.map((_, i) => String(i + 1)).filter((id) => inShard(id, shard));
+    const keep = <T>(xs: readonly T[]) => (shard ? ids.map((id) => xs[Number(id) - 1]) : [...xs]);
+    if (shard && ids.length === 0) throw new UsageError(`--shard ${shardLabel(shard)}: no segment falls in this shard`);
+    const references = keep(all.references);
+    const systems = all.systems.map((s) => ({ ...s, hypotheses: keep(s.hypotheses) }));
+    const problems = allProblems ? keep(allProblems) : undefined;
+    if (shard && opts.explain) opts.explain = join(opts.explain, shardDirName(shard));
     const judge: Judge =
       opts.method === 'ice'
         ? new IceJudge({ aspect: opts.aspect, withReference: opts.reference, chainOfThought: opts.cot })
@@ -110,7 +123,8 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
         explainDir: opts.explain,
         onProgress: io.progress?.(`judge ${opts.method}`, () => runtime.client.counters()),
       });
-      io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
+      const shown = shard ? { ...report, shard: shardLabel(shard), ids } : report;
+      io.out(opts.format === 'json' ? JSON.stringify(shown, null, 2) + '\n' : formatScoreTable(report));
       const failures = judgeFailures(report);
       io.err(`${runtime.client.summary()}\n`);
       for (const r of runtime.client.refusals()) {

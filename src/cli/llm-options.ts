@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { integerIn, numberIn, urlList } from './options.js';
-import { LlmClient } from '../llm/client.js';
-import { createEmbedder, type Embedder } from '../llm/embeddings.js';
-import { LlmStore } from '../llm/store.js';
+// The LLM client, store and embedders are loaded when a command builds its runtime, not at CLI start-up.
+import type { LlmClient } from '../llm/client.js';
+import type { Embedder } from '../llm/embeddings.js';
+import type { LlmStore } from '../llm/store.js';
 
 /** The options every LLM-backed command shares, and building the runtime from them. */
 export interface LlmCliOptions {
@@ -67,6 +68,7 @@ export async function buildRuntime(o: LlmCliOptions): Promise<LlmRuntime> {
   const env = process.env;
   const baseUrls = o.baseUrl?.length ? o.baseUrl : env.OPENAI_BASE_URL ? env.OPENAI_BASE_URL.split(',') : [];
   const ollamaHosts = o.ollamaHost?.length ? o.ollamaHost : [env.OLLAMA_HOST || 'http://127.0.0.1:11434'];
+  const [{ LlmClient }, { createEmbedder }, { LlmStore }] = await Promise.all([import('../llm/client.js'), import('../llm/embeddings.js'), import('../llm/store.js')]);
   const store = new LlmStore(o.cacheFile);
   const common = { apiKey: o.apiKey ?? env.OPENAI_API_KEY, ollamaHosts, concurrency: o.concurrency, timeoutMs: o.timeout * 1000, retries: o.retries, store, noCache: !o.cache, prices: o.price };
   const client = new LlmClient({ ...common, baseUrls });

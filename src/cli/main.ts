@@ -2,8 +2,10 @@ import { Command, CommanderError } from 'commander';
 import { asOutputError, InputError, OutputError, ServerError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { addAggregateCommand } from './aggregate.js';
+import { addPipelineCommands } from './pipeline.js';
 import { addAgreementCommand } from './agreement.js';
 import { addCompareCommand } from './compare.js';
+import { addEvalCommand } from './eval.js';
 import { addExecCommand } from './exec.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitRequest, type CliIo } from './io.js';
 import { addJudgeCommand } from './judge.js';
@@ -31,8 +33,10 @@ export function buildProgram(io: CliIo): Command {
   addSbcCommands(program, io);
   addJudgeCommand(program, io);
   addExecCommand(program, io);
+  addEvalCommand(program, io);
   addReportCommands(program, io);
   addAggregateCommand(program, io);
+  addPipelineCommands(program, io);
   // Subcommands take the same exit override and output as the root, so their usage errors are ours too.
   const inherit = (command: Command) => {
     for (const sub of command.commands) {

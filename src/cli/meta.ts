@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { metaEvaluate, modelPairStudyOfTable } from '../api/meta.js';
 import { InputError } from '../errors.js';
 import { joinTables, numericColumn, readTable, stringColumn } from '../io/table.js';
 import { formatMetaTable } from './format.js';
@@ -56,7 +55,9 @@ export function addMetaCommand(program: Command, io: CliIo): void {
     .option('--agreement', "also report Cohen's kappa, Krippendorff's alpha, AUROC, the confusion matrix and the Rogan-Gladen corrected pass rate of each metric")
     .option('--threshold <x>', 'with --agreement: a metric value >= X is a pass (default: the best Youden threshold)', numberIn('--threshold', -1e9, 1e9))
     .addOption(formatOption())
-    .action((opts: MetaCliOptions, command: Command) => {
+    .action(async (opts: MetaCliOptions, command: Command) => {
+      // The meta-evaluation library is loaded when the command runs, not at CLI start-up.
+      const { metaEvaluate, modelPairStudyOfTable } = await import('../api/meta.js');
       onlyWith(command, ['--system', '--output-column', '--bins', '--study-samples', '--rng'], '--model-pairs', Boolean(opts.modelPairs));
       onlyWith(command, ['--threshold'], '--agreement', Boolean(opts.agreement));
       if (opts.modelPairs && (!opts.group || !opts.system)) throw new InputError('--model-pairs needs --group (the item column) and --system');

@@ -1,11 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { runDemo } from '../demo.js';
 import { writing } from '../errors.js';
 import { VERSION } from '../version.js';
-import { renderReport } from '../report/html.js';
-import { readReportInput } from '../report/inputs.js';
+// The report renderer and the demo are loaded when their command runs, not at CLI start-up.
 import type { CliIo } from './io.js';
 import { formatOption } from './options.js';
 
@@ -17,7 +15,8 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .argument('<results...>', 'result files or folders')
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--title <title>', 'report title', 'codegauge report')
-    .action((results: string[], opts: { out: string; title: string }) => {
+    .action(async (results: string[], opts: { out: string; title: string }) => {
+      const [{ readReportInput }, { renderReport }] = await Promise.all([import('../report/inputs.js'), import('../report/html.js')]);
       const inputs = results.map(readReportInput);
       const html = renderReport(inputs, { title: opts.title });
       writing(opts.out, () => {
@@ -34,6 +33,7 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .addOption(formatOption())
     .action(async (opts: { out: string; format: 'table' | 'json' }) => {
       const started = Date.now();
+      const { runDemo } = await import('../demo.js');
       const result = await runDemo({ outDir: opts.out, log: (line) => opts.format === 'table' && io.err(`${line}\n`), onProgress: io.progress?.('paired bootstrap') });
       const seconds = (Date.now() - started) / 1000;
       if (opts.format === 'json') io.out(JSON.stringify({ kind: 'demo', version: VERSION, ...result, seconds }, null, 2) + '\n');

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
+import { inShard, parseShard, shardDirName, type Shard } from '../config/shard.js';
 import { InputError, UsageError } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
 import { readTable } from '../io/table.js';
 import { parseModelSpec } from '../llm/model-spec.js';
-import { sbcCheck } from '../sbc/check.js';
-import { RowWriter, runSbc, summarise, type SbcRequirement } from '../sbc/run.js';
+// SBC runs and checks are loaded when their command runs, not at CLI start-up.
+import type { SbcRequirement } from '../sbc/run.js';
 import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../sbc/score.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './io.js';
@@ -81,11 +83,18 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', collect)
       .option('--iterations <n>', 'runs per requirement and model', integerIn('--iterations', 1, 1000), 3)
       .option('--limit <n>', 'only the first n requirements', integerIn('--limit', 1))
+      .option('--shard <i/N>', 'only shard i of N of the requirements (a deterministic split by question_id); results go to OUT/shard-i-of-N', parseShard)
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
-  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; dataset: string; model: string[]; iterations: number; limit?: number; out: string }) => {
+  ).action(async (opts: LlmCliOptions & { weights: SbcWeights; dataset: string; model: string[]; iterations: number; limit?: number; shard?: Shard; out: string }) => {
+    const { runSbc, summarise } = await import('../sbc/run.js');
     const models = opts.model.map((m) => ({ name: m, spec: parseModelSpec(m) }));
     let requirements = readDataset(opts.dataset);
     if (opts.limit !== undefined) requirements = requirements.slice(0, opts.limit);
+    if (opts.shard && opts.shard.count > 1) {
+      requirements = requirements.filter((r) => inShard(String(r.question_id), opts.shard));
+      opts.out = join(opts.out, shardDirName(opts.shard));
+      if (requirements.length === 0) throw new UsageError(`--shard ${opts.shard.index}/${opts.shard.count}: no requirement of ${opts.dataset} falls in this shard`);
+    }
     const unlock = lockOutput(opts.out);
     const runtime = await buildRuntime(opts).catch((e) => {
       unlock();
@@ -147,6 +156,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .requiredOption('--input <file>', '.csv, .csv.gz or .jsonl', existingFile('--input'))
       .requiredOption('--out <dir>', 'output folder (results.jsonl, results.csv)'),
   ).action(async (opts: LlmCliOptions & { weights: SbcWeights; input: string; out: string }) => {
+    const { RowWriter } = await import('../sbc/run.js');
     const rows = readPairs(opts.input);
     const unlock = lockOutput(opts.out);
     const runtime = await buildRuntime(opts).catch((e) => {
@@ -180,6 +190,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .option('--min-score <x>', 'fail below this SBC score (0-1)', numberIn('--min-score', 0, 1), 0.55)
       .addOption(formatOption()),
   ).action(async (opts: LlmCliOptions & { weights: SbcWeights; requirement?: string; requirementText?: string; code: string; model: string; language: string; minScore: number; format: string }) => {
+    const { sbcCheck } = await import('../sbc/check.js');
     if ((opts.requirement === undefined) === (opts.requirementText === undefined)) throw new UsageError('give the requirement with --requirement FILE or --requirement-text TEXT (one of them)');
     const requirement = opts.requirement !== undefined ? readFileSync(opts.requirement, 'utf8') : opts.requirementText!;
     if (!requirement.trim()) throw new InputError('the requirement is empty', opts.requirement);

@@ -80,7 +80,12 @@ export function addScoreCommand(program: Command, io: CliIo): void {
         workers: opts.jobs,
         onMetrics: (metrics) => {
           used = metrics;
-          for (const m of metrics) if (m instanceof CodeBertScore && problems) m.setSourceOf((refs) => problems.get(JSON.stringify(refs)));
+          for (const m of metrics) {
+            if (!(m instanceof CodeBertScore)) continue;
+            if (problems) m.setSourceOf((refs) => problems.get(JSON.stringify(refs)));
+            // A first use on a networked machine downloads the model: show it on a terminal.
+            if (process.stderr.isTTY && !process.env.CI) m.setProgress((line) => io.err(`\r${line}   `));
+          }
         },
         segments: opts.segments,
         confidence: opts.confidence ? { samples: opts.confidenceN, seed: opts.seed } : undefined,

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
-import { createRequire } from 'node:module';
-import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { extname } from 'node:path';
 import { Language, Parser } from 'web-tree-sitter';
 
 /**
@@ -47,7 +47,6 @@ export function languageOfFile(path: string): LanguageId | null {
   return null;
 }
 
-const require = createRequire(import.meta.url);
 let initialised: Promise<void> | null = null;
 const loading = new Map<LanguageId, Promise<Language>>();
 const loaded = new Map<LanguageId, Language>();
@@ -58,7 +57,8 @@ export function loadLanguage(id: LanguageId): Promise<Language> {
   if (!p) {
     initialised ??= Parser.init();
     const g = GRAMMARS[id];
-    const path = join(dirname(require.resolve(`${g.pkg}/package.json`)), g.wasm);
+    // Grammars ship with codegauge (wasm/grammars, copied from the packages named in GRAMMARS; see its PROVENANCE).
+    const path = fileURLToPath(new URL(`../../wasm/grammars/${g.wasm}`, import.meta.url));
     p = initialised.then(() => Language.load(path)).then((lang) => {
       loaded.set(id, lang);
       return lang;

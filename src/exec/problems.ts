@@ -160,6 +160,9 @@ function languageFromName(path: string): string | undefined {
 export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; description: string }> = {
   humaneval: { file: 'humaneval/HumanEval.jsonl.gz', language: 'python', description: 'HumanEval (OpenAI), Python, 164 problems' },
   'humaneval-js': { file: 'humaneval-js/humaneval-js.jsonl.gz', language: 'javascript', description: 'HumanEval in JavaScript (MultiPL-E format, tests translated from HumanEval), 161 problems' },
+  'humaneval-ts': { file: 'multipl-e/humaneval-ts.jsonl.gz', language: 'typescript', description: 'HumanEval in TypeScript (MultiPL-E, reworded prompts), 159 problems' },
+  'humaneval-java': { file: 'multipl-e/humaneval-java.jsonl.gz', language: 'java', description: 'HumanEval in Java (MultiPL-E, reworded prompts), 158 problems' },
+  'humaneval-cpp': { file: 'multipl-e/humaneval-cpp.jsonl.gz', language: 'cpp', description: 'HumanEval in C++ (MultiPL-E, reworded prompts), 161 problems' },
 };
 
 export function dataDir(): string {

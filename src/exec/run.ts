@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { lockOutput } from '../io/lock.js';
 import { UsageError, writing } from '../errors.js';
 import { VERSION } from '../version.js';
-import { meanPassAtK } from './pass-at-k.js';
+import { meanPassAtK, meanPassHatK } from './pass-at-k.js';
 import { matchSamples, readSamples, type Problem, type ProblemSet, type Sample } from './problems.js';
 import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Program, type Runner, type Verdict } from './runners.js';
 import { makeWorkDir, removeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
@@ -40,6 +41,8 @@ export interface ExecSystemSummary {
   name: string;
   file: string;
   pass_at: Record<string, number | null>;
+  /** pass^k: all of k samples pass (C(c,k)/C(n,k) per problem, averaged), beside pass@k. */
+  pass_hat?: Record<string, number | null>;
   notes?: string[];
   n: number;
   problems: number;
@@ -87,33 +90,6 @@ export function execSignature(runners: Runner[], sandbox: SandboxMode, timeoutMs
   return `exec|runner:${versions}|sandbox:${sandbox}|timeout:${timeoutMs / 1000}s|memory:${memoryMb}MB|problems:${problemsSha.slice(0, 12)}|version:${VERSION}`;
 }
 
-/** An exclusive lock on the output folder: a second process on the same --out stops with a usage error. */
-export function lockDir(dir: string): () => void {
-  const path = join(dir, '.exec.lock');
-  for (let tries = 0; tries < 2; tries++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number(readFileSync(path, 'utf8').trim());
-      let alive = false;
-      if (Number.isInteger(pid) && pid > 0) {
-        try {
-          process.kill(pid, 0);
-          alive = true;
-        } catch (err) {
-          alive = (err as NodeJS.ErrnoException).code === 'EPERM';
-        }
-      }
-      if (alive && pid !== process.pid) throw new UsageError(`--out ${dir}: another codegauge exec (pid ${pid}) is writing there; wait for it or use another folder`);
-      rmSync(path, { force: true }); // stale: its process is gone
-    }
-  }
-  throw new UsageError(`--out ${dir}: cannot take the lock ${path}`);
-}
 
 function readPrevious(path: string): Map<string, ExecRow> {
   const rows = new Map<string, ExecRow>();
@@ -253,7 +229,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
 
   const dir = options.outDir;
   writing(dir, () => mkdirSync(dir, { recursive: true }));
-  const unlock = writing(dir, () => lockDir(dir));
+  const unlock = lockOutput(dir);
   try {
     const runPath = join(dir, 'run.json');
     if (existsSync(runPath)) {
@@ -332,5 +308,7 @@ export function summariseSystem(name: string, file: string, rows: ExecRow[], tas
     if (row.passed) p.c++;
   });
   const { values, notes } = meanPassAtK(Object.values(perProblem), ks);
-  return { name, file, pass_at: values, ...(notes.length ? { notes } : {}), n: rows.length, problems: Object.keys(perProblem).length, statuses, per_problem: perProblem, signature };
+  // pass^k's notes repeat pass@k's (the same problems are short of samples)
+  const hat = meanPassHatK(Object.values(perProblem), ks);
+  return { name, file, pass_at: values, pass_hat: hat.values, ...(notes.length ? { notes } : {}), n: rows.length, problems: Object.keys(perProblem).length, statuses, per_problem: perProblem, signature };
 }

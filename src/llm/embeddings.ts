@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { UsageError } from '../errors.js';
+import { loadTransformers } from './transformers.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { LlmClient } from './client.js';
 import { parseModelSpec } from './model-spec.js';
@@ -26,7 +27,7 @@ export interface EmbedderOptions {
 
 export async function createEmbedder(options: EmbedderOptions): Promise<Embedder> {
   if (options.spec === 'local') {
-    const transformers = await import('@huggingface/transformers');
+    const transformers = await loadTransformers('--embed local (sentence embeddings on this machine)');
     const { env, pipeline } = transformers;
     let model = DEFAULT_LOCAL_MODEL;
     if (options.modelDir) {

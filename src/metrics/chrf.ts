@@ -3,7 +3,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { add, div, f32, mul, py, type Num } from '../compat/numpy-float.js';
-import { codePointArray, NgramMatcher, Vocabulary } from './ngram-match.js';
+import { codePointArray, codePointArrayWithoutWhitespace, NgramMatcher, Vocabulary } from './ngram-match.js';
 
 /** chrF and chrF++ exactly as sacrebleu 2.x computes them (sacrebleu/metrics/chrf.py). */
 export interface ChrfOptions {
@@ -52,6 +52,8 @@ export class Chrf implements Metric<ChrfSegment[]> {
   private readonly vocabulary = new Vocabulary();
   private readonly matcher = new NgramMatcher();
   private readonly matched: Float64Array;
+  /** One reference's statistics while the best reference is chosen (reused: no allocation per segment). */
+  private readonly stats: Float64Array;
   private readonly wordMatcher = new NgramMatcher();
   /** Encodings of recently seen references: a reference is usually shared by many hypotheses. */
   private readonly referenceCache = new BoundedCache<ChrfSegment>();
@@ -69,6 +71,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
     this.name = `chrF${this.beta}${'+'.repeat(this.wordOrder)}`;
     this.statsSize = 3 * (this.charOrder + this.wordOrder);
     this.matched = new Float64Array(this.charOrder + this.wordOrder);
+    this.stats = new Float64Array(this.statsSize);
   }
 
   signature(nrefs: number | 'var'): string {
@@ -77,7 +80,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
 
   private encode(segment: string, intern: boolean): ChrfSegment {
     const text = this.lowercase ? segment.toLowerCase() : segment;
-    const chars = codePointArray(this.whitespace ? text : pySplit(text).join(''));
+    const chars = this.whitespace ? codePointArray(text) : codePointArrayWithoutWhitespace(text);
     const words = this.wordOrder > 0 ? this.vocabulary.encode(wordsWithPunctuationSplit(text), intern) : new Int32Array(0);
     return { chars, words };
   }
@@ -89,7 +92,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
   /** Best statistics across references, chosen by sentence-level F-score as sacrebleu does. */
   segmentStatistics(hyp: string, refs: ChrfSegment[], out: Float64Array, offset: number): void {
     const h = this.encode(hyp, false);
-    const stats = new Float64Array(this.statsSize);
+    const stats = this.stats;
     const { charOrder, wordOrder, matched, matcher, wordMatcher } = this;
     let bestF = -1;
     for (const ref of refs) {
@@ -100,7 +103,10 @@ export class Chrf implements Metric<ChrfSegment[]> {
         wordMatcher.matchHypothesis(h.words, wordOrder, matched, charOrder);
       }
       for (let i = 0; i < charOrder + wordOrder; i++) {
-        const [hypLen, refLen, n] = i < charOrder ? [h.chars.length, ref.chars.length, i + 1] : [h.words.length, ref.words.length, i - charOrder + 1];
+        const chars = i < charOrder;
+        const hypLen = chars ? h.chars.length : h.words.length;
+        const refLen = chars ? ref.chars.length : ref.words.length;
+        const n = chars ? i + 1 : i - charOrder + 1;
         const refTotal = Math.max(0, refLen - n + 1);
         stats[3 * i] = refTotal > 0 ? Math.max(0, hypLen - n + 1) : 0;
         stats[3 * i + 1] = refTotal;

@@ -1,3 +1,4 @@
+import { resolveTransformers } from '../llm/transformers.js';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 
@@ -74,7 +75,7 @@ let nextKey = 1;
 function thread(): { port: MessagePort; worker: Worker; flag: Int32Array } {
   if (!shared) {
     const require = createRequire(import.meta.url);
-    const transformers = require.resolve('@huggingface/transformers');
+    const transformers = resolveTransformers('codebertscore', (id) => require.resolve(id));
     const { port1, port2 } = new MessageChannel();
     const flag = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { port: port2, flag, transformers }, transferList: [port2] });

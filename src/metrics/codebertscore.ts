@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { loadTransformers } from '../llm/transformers.js';
 import { pyStrip } from '../compat/python-strings.js';
 import { VERSION } from '../version.js';
 import { BoundedCache } from './bounded-cache.js';
@@ -204,7 +205,7 @@ export class CodeBertScore implements Metric<CodeBertRefInfo> {
       throw new UsageError('codebertscore: score on one thread (--jobs 1); the model already runs on a thread of its own');
     }
     if (this.sources && !this.options.sourceOf) throw new UsageError('codebertscore: sources=yes needs the problem statements (--problems FILE)');
-    const transformers = await import('@huggingface/transformers');
+    const transformers = await loadTransformers('codebertscore');
     const { env, AutoTokenizer } = transformers;
     let name = this.modelId;
     let localRoot: string | undefined;
@@ -304,6 +305,11 @@ export class CodeBertScore implements Metric<CodeBertRefInfo> {
   /** Gives the problem statements for `sources=yes` after the metric was built from a spec (the CLI's --problems). */
   setSourceOf(sourceOf: (refs: readonly string[]) => string | undefined): void {
     this.options = { ...this.options, sourceOf };
+  }
+
+  /** Reports download progress of a first use on a networked machine (set before `ready()`). */
+  setProgress(onProgress: (line: string) => void): void {
+    this.options = { ...this.options, onProgress };
   }
 
   /** Counts the references of a whole input for the IDF weights (idf=yes) before scoring a streamed input. */

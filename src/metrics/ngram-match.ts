@@ -1,3 +1,5 @@
+import { isPyWhitespace } from '../compat/python-strings.js';
+
 /**
  * Exact clipped n-gram matching for BLEU and chrF, fast enough to score tens of thousands of segments a second.
  * N-grams are never turned into strings: an n-gram's id is looked up from (id of its (n-1)-gram prefix, its last
@@ -19,6 +21,7 @@ export class NgramMatcher {
   private best = new Int32Array(1024);
   private used = new Int32Array(1024);
   private scratch = new Int32Array(1024);
+  private seen = new Int32Array(1024);
 
   constructor() {
     this.resize(1 << 12);
@@ -51,29 +54,6 @@ export class NgramMatcher {
     this.keyA[i] = a;
     this.keyB[i] = b;
     this.value[i] = id;
-  }
-
-  private find(a: number, b: number): number {
-    const mask = this.capacity - 1;
-    let i = this.hash(a, b);
-    while (this.slotGeneration[i] === this.generation) {
-      if (this.keyA[i] === a && this.keyB[i] === b) return this.value[i];
-      i = (i + 1) & mask;
-    }
-    return -1;
-  }
-
-  private intern(a: number, b: number): number {
-    const found = this.find(a, b);
-    if (found !== -1) return found;
-    if ((this.size + 1) * 2 > this.capacity) this.resize(this.capacity * 2);
-    const id = this.size++;
-    if (id >= this.best.length) this.growCounters(id + 1);
-    this.best[id] = 0;
-    this.current[id] = 0;
-    this.used[id] = 0;
-    this.insert(a, b, id);
-    return id;
   }
 
   private growCounters(min: number): void {
@@ -125,38 +105,84 @@ export class NgramMatcher {
 
   /**
    * Adds one reference's n-grams of orders 1..maxOrder; with several references, each n-gram keeps its
-   * largest count (sacrebleu and NLTK clip against the maximum over references).
+   * largest count (sacrebleu and NLTK clip against the maximum over references). The table and counters are
+   * grown once up front, so the loop probes the table inline (one probe finds or inserts).
    */
   addReference(tokens: Int32Array, maxOrder: number): void {
+    const most = tokens.length * maxOrder;
+    while ((this.size + most + 1) * 2 > this.capacity) this.resize(this.capacity * 2);
+    if (this.size + most > this.best.length) this.growCounters(this.size + most);
     const prefix = this.prefixes(tokens.length);
-    const seen: number[] = [];
+    if (this.seen.length < most) this.seen = new Int32Array(Math.max(most, this.seen.length * 2));
+    const { keyA, keyB, value, slotGeneration, current, best, used, seen } = this;
+    const generation = this.generation;
+    const mask = this.capacity - 1;
+    let seenCount = 0;
+    let size = this.size;
     for (let n = 1; n <= maxOrder; n++) {
       const positions = tokens.length - n + 1;
       for (let i = 0; i < positions; i++) {
-        const id = this.intern(n === 1 ? ROOT : prefix[i], tokens[i + n - 1]);
+        const a = n === 1 ? ROOT : prefix[i];
+        const b = tokens[i + n - 1];
+        let h = Math.imul(a ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77);
+        h = (h ^ (h >>> 16)) & mask;
+        let id = -1;
+        while (slotGeneration[h] === generation) {
+          if (keyA[h] === a && keyB[h] === b) {
+            id = value[h];
+            break;
+          }
+          h = (h + 1) & mask;
+        }
+        if (id === -1) {
+          id = size++;
+          best[id] = 0;
+          current[id] = 0;
+          used[id] = 0;
+          slotGeneration[h] = generation;
+          keyA[h] = a;
+          keyB[h] = b;
+          value[h] = id;
+        }
         prefix[i] = id;
-        if (this.current[id]++ === 0) seen.push(id);
+        if (current[id]++ === 0) seen[seenCount++] = id;
       }
     }
-    for (const id of seen) {
-      if (this.current[id] > this.best[id]) this.best[id] = this.current[id];
-      this.current[id] = 0;
+    this.size = size;
+    for (let k = 0; k < seenCount; k++) {
+      const id = seen[k];
+      if (current[id] > best[id]) best[id] = current[id];
+      current[id] = 0;
     }
   }
 
   /** Clipped matches per order of a hypothesis against the references added since the last reset. */
   matchHypothesis(tokens: Int32Array, maxOrder: number, out: Float64Array, offset: number): void {
     const prefix = this.prefixes(tokens.length);
+    const { keyA, keyB, value, slotGeneration, best, used } = this;
+    const generation = this.generation;
+    const mask = this.capacity - 1;
     for (let n = 1; n <= maxOrder; n++) {
       const positions = tokens.length - n + 1;
       let matched = 0;
       for (let i = 0; i < positions; i++) {
-        const p = n === 1 ? ROOT : prefix[i];
-        const t = tokens[i + n - 1];
-        const id = p === -1 || t === -1 ? -1 : this.find(p, t);
+        const a = n === 1 ? ROOT : prefix[i];
+        const b = tokens[i + n - 1];
+        let id = -1;
+        if (a !== -1 && b !== -1) {
+          let h = Math.imul(a ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77);
+          h = (h ^ (h >>> 16)) & mask;
+          while (slotGeneration[h] === generation) {
+            if (keyA[h] === a && keyB[h] === b) {
+              id = value[h];
+              break;
+            }
+            h = (h + 1) & mask;
+          }
+        }
         prefix[i] = id;
-        if (id !== -1 && this.used[id] < this.best[id]) {
-          this.used[id]++;
+        if (id !== -1 && used[id] < best[id]) {
+          used[id]++;
           matched++;
         }
       }
@@ -195,6 +221,21 @@ export function codePointArray(s: string): Int32Array {
     const cp = s.codePointAt(i)!;
     if (cp > 0xffff) i++;
     out[k++] = cp;
+  }
+  return k === s.length ? out : out.slice(0, k);
+}
+
+/** Code points of a string without its Python whitespace: `codePointArray(pySplit(s).join(''))` in one pass. */
+export function codePointArrayWithoutWhitespace(s: string): Int32Array {
+  const out = new Int32Array(s.length);
+  let k = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const cp = s.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      out[k++] = cp;
+    } else if (!isPyWhitespace(c)) out[k++] = c;
   }
   return k === s.length ? out : out.slice(0, k);
 }

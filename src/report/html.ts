@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { missingScoreReason } from '../api/score.js';
 import { VERSION } from '../version.js';
 import type { ReportInput } from './inputs.js';
+import { execSectionData } from '../exec/report-data.js';
 
 /**
  * One self-contained HTML file: tables are plain HTML (readable with JavaScript off), charts are ECharts options
@@ -208,6 +209,55 @@ function explainSection(input: Extract<ReportInput, { kind: 'explain' }>): strin
   return html;
 }
 
+const pct = (x: number | null | undefined) => (typeof x === 'number' && Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
+
+/** exec / eval results: pass@k with bootstrap CIs over problems, pass^k, statuses, per-problem pass rates. */
+function execSection(input: Extract<ReportInput, { kind: 'exec' }>, charts: Charts): string {
+  const d = execSectionData(input.data);
+  const hatKs = d.ks.filter((k) => Number(k) > 1 && d.systems.some((s) => s.passHat[k] !== null && s.passHat[k] !== undefined));
+  const passRows = d.systems.map((s) => [
+    s.name,
+    s.n,
+    s.problems,
+    ...d.ks.map((k) => (s.passAt[k].value === null ? 'n/a' : `${pct(s.passAt[k].value)}${s.passAt[k].ci ? ` [${pct(s.passAt[k].ci![0])}, ${pct(s.passAt[k].ci![1])}]` : ''}`)),
+    ...hatKs.map((k) => pct(s.passHat[k])),
+  ]);
+  const passTable = table(['system', 'samples', 'problems', ...d.ks.map((k) => `pass@${k} % [95% CI]`), ...hatKs.map((k) => `pass^${k} %`)], passRows, 'pass@k (unbiased estimator of Chen et al. 2021); CIs: percentile bootstrap over problems, 1000 draws');
+  const passChart = charts.add({
+    tooltip: {},
+    legend: { top: 0 },
+    grid: { top: 60 },
+    xAxis: { type: 'category', data: d.systems.map((s) => s.name) },
+    yAxis: { type: 'value', name: 'pass@k (%)', max: 100 },
+    series: d.ks.map((k) => ({ type: 'bar', name: `pass@${k}`, data: d.systems.map((s) => (s.passAt[k].value === null ? null : 100 * s.passAt[k].value!)) })),
+  });
+  const used = d.statuses.filter((st) => d.systems.some((s) => (s.statuses[st] ?? 0) > 0));
+  const statusTable = table(['system', ...used], d.systems.map((s) => [s.name, ...used.map((st) => s.statuses[st] ?? 0)]), 'status of every sample');
+  const statusChart = charts.add({
+    tooltip: { trigger: 'axis' },
+    legend: { top: 0 },
+    grid: { top: 60 },
+    xAxis: { type: 'category', data: d.systems.map((s) => s.name) },
+    yAxis: { type: 'value', name: 'samples' },
+    series: used.map((st) => ({ type: 'bar', stack: 'status', name: st, data: d.systems.map((s) => s.statuses[st] ?? 0) })),
+  }, 300);
+  const heat = charts.add(
+    {
+      tooltip: { position: 'top' },
+      grid: { top: 20, left: 140, bottom: 80 },
+      xAxis: { type: 'category', data: d.problems, axisLabel: { rotate: 90, fontSize: 9 }, splitArea: { show: true } },
+      yAxis: { type: 'category', data: d.systems.map((s) => s.name), splitArea: { show: true } },
+      visualMap: { min: 0, max: 1, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#c62828', '#fdd835', '#2e7d32'] } },
+      series: [{ type: 'heatmap', name: 'pass rate', data: d.rates.flatMap((row, y) => row.map((r, x) => [x, y, r === null ? '-' : r])) }],
+    },
+    Math.max(160, 60 + 28 * d.systems.length) + 60,
+  );
+  const perProblem = table(['problem', ...d.systems.map((s) => `${s.name} (passed/n)`)], d.problems.map((p, x) => [p, ...d.counts.map((row) => (row[x] ? `${row[x]!.c}/${row[x]!.n}` : '–'))]));
+  const notes = d.systems.flatMap((s) => s.notes.map((n) => `${s.name}: ${n}`));
+  const signatures = d.systems.map((s) => `<li><code>${esc(s.name)}</code>: <code>${esc(s.signature)}</code></li>`).join('');
+  return `<h2>Execution <small>${esc(input.path)}</small></h2>${passTable}${notes.length ? `<p class="warn">${notes.map(esc).join('<br>')}</p>` : ''}${passChart}${statusTable}${statusChart}<h3>Pass rate per problem</h3>${heat}<details><summary>Per-problem table (${d.problems.length} problems)</summary>${perProblem}</details><details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+}
+
 const STYLE = `body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#1d1d1f}
 h1{margin:24px 0 4px}h2{margin-top:40px;border-bottom:1px solid #ddd;padding-bottom:4px}h2 small{font-weight:normal;color:#888;font-size:12px;margin-left:8px}
 table{border-collapse:collapse;margin:12px 0;font-variant-numeric:tabular-nums}th,td{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
@@ -229,6 +279,8 @@ export function renderReport(inputs: ReportInput[], options: { title?: string; n
         return sbcSection(input, charts);
       case 'explain':
         return explainSection(input);
+      case 'exec':
+        return execSection(input, charts);
     }
   });
   const echarts = readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');

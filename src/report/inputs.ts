@@ -5,6 +5,8 @@ import { readTable } from '../io/table.js';
 import type { ComparisonReport } from '../api/compare.js';
 import type { MetaReport } from '../api/meta.js';
 import type { ScoreReport } from '../api/score.js';
+import type { ExecRow, ExecSummary } from '../exec/run.js';
+import { execSummaryOfRows } from '../exec/report-data.js';
 
 /**
  * What `codegauge report` reads, recognised by content: score and judge reports, compare reports, meta reports
@@ -15,7 +17,21 @@ export type ReportInput =
   | { kind: 'compare'; path: string; data: ComparisonReport }
   | { kind: 'meta'; path: string; data: MetaReport & { points?: Record<string, [number, number][]> } }
   | { kind: 'sbc'; path: string; rows: Record<string, any>[] }
-  | { kind: 'explain'; path: string; systems: { name: string; samples: any[] }[] };
+  | { kind: 'explain'; path: string; systems: { name: string; samples: any[] }[] }
+  /** exec / eval: DIR/summary.json (or eval.json), with DIR/results.jsonl's rows when they are there. */
+  | { kind: 'exec'; path: string; data: ExecSummary; rows?: ExecRow[] };
+
+/** An exec summary.json next to results.jsonl, when there is one. */
+function siblingExecSummary(resultsPath: string): ExecSummary | undefined {
+  const path = join(resultsPath, '..', 'summary.json');
+  if (!existsSync(path)) return undefined;
+  try {
+    const data = JSON.parse(readFileSync(path, 'utf8'));
+    return data?.kind === 'exec' && Array.isArray(data.systems) ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function readExplainDir(path: string): ReportInput {
   const systems = readdirSync(path)
@@ -41,6 +57,10 @@ export function readReportInput(path: string): ReportInput {
   if (path.endsWith('.jsonl')) {
     const { rows } = readTable(path);
     if (rows.length && 'input_requirement' in rows[0]) return { kind: 'sbc', path, rows };
+    if (rows.length && 'status' in rows[0] && 'sha' in rows[0] && 'system' in rows[0]) {
+      const execRows = rows as unknown as ExecRow[];
+      return { kind: 'exec', path, data: siblingExecSummary(path) ?? execSummaryOfRows(execRows), rows: execRows };
+    }
     throw new InputError('unrecognised JSONL: expected SBC rows (results.jsonl of sbc run or sbc score)', path);
   }
   let data: any;
@@ -51,6 +71,8 @@ export function readReportInput(path: string): ReportInput {
     throw new InputError(`invalid JSON (${(e as Error).message})`, path);
   }
   if (data && Array.isArray(data.metrics) && typeof data.truth === 'string') return { kind: 'meta', path, data };
+  if (data && data.kind === 'exec' && Array.isArray(data.systems)) return { kind: 'exec', path, data };
+  if (data && data.kind === 'eval' && data.exec && Array.isArray(data.exec.systems)) return { kind: 'exec', path, data: data.exec };
   if (data && Array.isArray(data.systems) && typeof data.test === 'string') return { kind: 'compare', path, data };
   if (data && Array.isArray(data.systems)) return { kind: 'score', path, data };
   throw new InputError(`unrecognised report in ${basename(path)}: expected the JSON of score, compare, meta or judge, SBC results.jsonl, or a judge --explain folder`, path);

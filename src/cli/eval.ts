@@ -1,0 +1,134 @@
+import { availableParallelism } from 'node:os';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { lockOutput } from '../io/lock.js';
+import { parseModelSpec } from '../llm/model-spec.js';
+// judges, metrics, grammars and the eval pipeline are loaded when the command runs, not at CLI start-up
+import type { EvalJudge, EvalReport } from '../exec/eval.js';
+import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
+import { resolveSandboxMode } from '../exec/sandbox.js';
+import { formatExecTable } from './exec.js';
+import { exitRequest, type CliIo } from './io.js';
+import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { collect, formatOption, integerIn, list, numberIn } from './options.js';
+
+/**
+ * `codegauge eval`: the end-to-end benchmark run (generate n samples per problem, extract the code, execute,
+ * pass@k), and with --metric / --judge the per-sample table `meta --truth passed` reads.
+ */
+interface EvalCliOptions extends LlmCliOptions {
+  benchmark?: string;
+  problems?: string;
+  lang?: string;
+  model: string;
+  n: number;
+  k?: string[];
+  limit?: number;
+  execTimeout: number;
+  memory: number;
+  jobs: number;
+  sandbox: 'auto' | 'bwrap' | 'process';
+  metric?: string[];
+  judge?: string[];
+  judgeModel?: string;
+  out: string;
+  format: 'table' | 'json';
+}
+
+function parseKs(values: string[]): number[] {
+  const ks = values.map((v) => {
+    const k = Number(v);
+    if (!Number.isSafeInteger(k) || k < 1) throw new UsageError(`--k must be integers >= 1, got "${v}"`);
+    return k;
+  });
+  return [...new Set(ks)].sort((a, b) => a - b);
+}
+
+export function formatEvalTable(report: EvalReport): string {
+  let out = formatExecTable(report.exec);
+  if (report.scores.length) {
+    const width = Math.max(6, ...report.scores.map((s) => s.column.length));
+    out += `\n${'column'.padEnd(width)}  mean (0-100)\n`;
+    for (const s of report.scores) out += `${s.column.padEnd(width)}  ${s.mean === null ? 'n/a' : s.mean.toFixed(2)}\n`;
+  }
+  out += `\nsamples: ${report.files.samples}\nper-sample table: ${report.files.table}\n`;
+  return out;
+}
+
+export function addEvalCommand(program: Command, io: CliIo): void {
+  addLlmOptions(
+    program
+      .command('eval')
+      .description('end to end: generate n samples per problem with a model, extract the code, run it in the sandbox, report pass@k; with --metric/--judge also the per-sample table for meta --truth passed')
+      .addOption(new Option('--benchmark <name>', `bundled problems: ${Object.keys(BENCHMARKS).join(', ')}`).conflicts('problems'))
+      .option('--problems <file>', 'problems (.jsonl or .jsonl.gz): human-eval, MultiPL-E or HumanEval-X format')
+      .option('--lang <language>', 'language of --problems when the file does not say')
+      .requiredOption('--model <spec>', 'the model that writes the code: openai:MODEL or ollama:MODEL')
+      .option('--n <n>', 'samples per problem (sample s is asked with seed --seed + s)', integerIn('--n', 1, 10_000), 1)
+      .option('--k <list>', 'pass@k and pass^k for these k (comma-separated; default 1 and n)', list)
+      .option('--limit <n>', 'only the first n problems', integerIn('--limit', 1))
+      .option('--exec-timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time)', numberIn('--exec-timeout', 0.1, 600), 3)
+      .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
+      .option('--jobs <n>', 'programs run at once', integerIn('--jobs', 1, 256), availableParallelism())
+      .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, or process (limits only, no isolation)').choices(['auto', 'bwrap', 'process']).default('auto'))
+      .option('--metric <spec>', 'score every sample against the canonical solution with this metric (a table column); repeatable', collect)
+      .addOption(new Option('--judge <method>', 'grade every sample with this LLM judge, dsa, dsa-simple or ice (a table column); repeatable').argParser((v: string, prev: string[] | undefined) => {
+        if (!['dsa', 'dsa-simple', 'ice'].includes(v)) throw new InvalidArgumentError(`--judge must be dsa, dsa-simple or ice, got "${v}"`);
+        return [...(prev ?? []), v];
+      }))
+      .option('--judge-model <spec>', 'the judges\' model (default: --model), asked at temperature 0')
+      .requiredOption('--out <dir>', 'generations, samples, results.jsonl, summary.json, table.jsonl and eval.json go here; a rerun resumes what is missing')
+      .addOption(formatOption()),
+    { embeddings: false },
+  ).action(async (opts: EvalCliOptions) => {
+    if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
+    const spec = parseModelSpec(opts.model);
+    const judgeSpec = opts.judgeModel ? parseModelSpec(opts.judgeModel) : spec;
+    const [{ parseMetric }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/registry.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../exec/eval.js')]);
+    for (const m of opts.metric ?? []) parseMetric(m); // a typo fails before any request
+    const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
+    const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
+    const sandbox = resolveSandboxMode(opts.sandbox, io.err);
+    const judges: EvalJudge[] = (opts.judge ?? []).map((method) => ({
+      column: method,
+      judge: method === 'ice' ? new IceJudge({ aspect: 'functional-correctness', withReference: true, chainOfThought: true }) : new DsaJudge({ simplified: method === 'dsa-simple' }),
+    }));
+    const unlock = lockOutput(opts.out);
+    const runtime = await buildRuntime(opts).catch((e) => {
+      unlock();
+      throw e;
+    });
+    try {
+      const { report } = await evalModel({
+        problems,
+        client: runtime.client,
+        model: { name: opts.model, spec },
+        n: opts.n,
+        temperature: opts.temperature,
+        seed: opts.seed,
+        maxTokens: opts.maxTokens,
+        ks,
+        timeoutMs: Math.round(opts.execTimeout * 1000),
+        memoryMb: opts.memory,
+        jobs: opts.jobs,
+        sandbox,
+        outDir: opts.out,
+        limit: opts.limit,
+        metrics: opts.metric,
+        judges,
+        judgeContext: { name: opts.judgeModel ?? opts.model, model: judgeSpec, temperature: 0, maxTokens: opts.maxTokens },
+        onProgress: (phase) => io.progress?.(`eval ${phase}`, phase === 'exec' ? undefined : () => runtime.client.counters()),
+      });
+      io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatEvalTable(report));
+      io.err(`${runtime.client.summary()}\n`);
+      const sandboxErrors = report.exec.systems.reduce((n, s) => n + s.statuses.sandbox_error, 0);
+      if (sandboxErrors > 0) {
+        io.err(`codegauge: ${sandboxErrors} sample(s) could not be run by the sandbox (status sandbox_error; see ${opts.out}/results.jsonl)\n`);
+        exitRequest.code = 1;
+      }
+    } finally {
+      runtime.close();
+      unlock();
+    }
+  });
+}

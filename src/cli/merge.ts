@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { mergeShards } from '../api/merge.js';
+import { BaselineStore } from '../config/baselines.js';
+import { UsageError } from '../errors.js';
+import { exitRequest, type CliIo } from './io.js';
+import { formatOption } from './options.js';
+
+/** `codegauge merge DIR...`: one result set from `--shard i/N` runs. */
+export function addMergeCommand(program: Command, io: CliIo): void {
+  program
+    .command('merge')
+    .description('join the results of --shard i/N runs into one result set (refuses mismatched signatures; reports missing shards and items; exit 1 when incomplete)')
+    .argument('<dirs...>', 'shard results folders (OUT/shard-i-of-N), or OUT holding them')
+    .option('--out <dir>', 'write the merged items.jsonl and merge.json here')
+    .option('--save-baseline <name>', 'store the merged per-item results as baseline NAME (complete merges only)')
+    .option('--store <file>', 'SQLite store for --save-baseline', '.codegauge/cache.sqlite')
+    .addOption(formatOption())
+    .action((dirs: string[], opts: { out?: string; saveBaseline?: string; store: string; format: 'table' | 'json' }) => {
+      const report = mergeShards(dirs, { out: opts.out });
+      if (opts.saveBaseline !== undefined) {
+        if (!report.complete) throw new UsageError(`--save-baseline: the merge is incomplete (${report.missing[0]}); a baseline must hold every item`);
+        const store = new BaselineStore(opts.store);
+        try {
+          store.save(opts.saveBaseline, report.items);
+        } finally {
+          store.close();
+        }
+        io.err(`saved baseline "${opts.saveBaseline}" in ${opts.store}\n`);
+      }
+      if (opts.format === 'json') {
+        const { items: _items, ...rest } = report;
+        void _items;
+        io.out(JSON.stringify(rest, null, 2) + '\n');
+      } else {
+        const lines = [`merged ${report.shards.present.length} of ${report.shards.count} shard(s)`];
+        for (const s of report.scores) lines.push(`${s.system.padEnd(20)} ${s.metric.padEnd(24)} ${s.score === null ? 'n/a' : s.score.toFixed(2)}  (n=${s.n}, mean of items)`);
+        io.out(lines.join('\n') + '\n');
+      }
+      for (const m of report.missing) io.err(`codegauge: incomplete: ${m}\n`);
+      if (!report.complete) exitRequest.code = 1;
+    });
+}

@@ -1,0 +1,269 @@
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scoreSystems } from '../api/score.js';
+import { UsageError, writing } from '../errors.js';
+import type { Judge, JudgeContext } from '../judges/judge.js';
+import { judgeSystems } from '../judges/judge-run.js';
+import type { LlmClient } from '../llm/client.js';
+import type { ModelSpec } from '../llm/model-spec.js';
+import { VERSION } from '../version.js';
+import { extractCode, loadExtractor, type Extraction } from './extract.js';
+import type { Problem, ProblemSet, Sample } from './problems.js';
+import { execSystems, type ExecRow, type ExecSummary } from './run.js';
+import { runnerFor } from './runners.js';
+import type { SandboxMode } from './sandbox.js';
+
+/**
+ * `eval`: the end-to-end benchmark run. n samples per problem from a model (each sample its own seed, so a repeat
+ * is a new request, never a cache hit; rerun, the same seeds are answered from the cache and from
+ * DIR/generations.jsonl), code extracted from each reply (`extract.ts`), run with `exec` (DIR/results.jsonl,
+ * DIR/summary.json: pass@k and pass^k), and, with metrics or judges, the same samples scored against the canonical
+ * solution into DIR/table.jsonl, one row per sample: `system, task_id, sample, passed, status, <metric columns>`,
+ * the table `codegauge meta --input DIR/table.jsonl --truth passed --metric-column ...` reads.
+ */
+export interface EvalJudge {
+  /** The table column, e.g. `dsa` or `ice`. */
+  column: string;
+  judge: Judge;
+}
+
+export interface EvalOptions {
+  problems: ProblemSet;
+  client: LlmClient;
+  model: { name: string; spec: ModelSpec };
+  n: number;
+  temperature: number;
+  /** Sample s of every problem is asked with seed `seed + s` (default 0). */
+  seed?: number;
+  maxTokens?: number;
+  ks: number[];
+  timeoutMs: number;
+  memoryMb: number;
+  jobs: number;
+  sandbox: SandboxMode;
+  warm?: boolean;
+  outDir: string;
+  /** Only the first `limit` problems. */
+  limit?: number;
+  metrics?: string[];
+  judges?: EvalJudge[];
+  /** The judges' model and settings (default: the generating model at temperature 0). */
+  judgeContext?: Omit<JudgeContext, 'client'> & { name: string };
+  onProgress?: (phase: 'generate' | 'exec' | 'judge') => ((done: number, total: number) => void) | undefined;
+}
+
+export interface EvalTableRow {
+  system: string;
+  task_id: string;
+  sample: number;
+  passed: boolean;
+  status: string;
+  [column: string]: unknown;
+}
+
+export interface EvalReport {
+  kind: 'eval';
+  version: string;
+  model: string;
+  n: number;
+  temperature: number;
+  problems: number;
+  exec: ExecSummary;
+  /** Mean of each metric and judge column over the samples it scored (0-100). */
+  scores: { column: string; mean: number | null; signature: string }[];
+  generation: { requests: number; cache_hits: number; reused: number };
+  files: { generations: string; samples: string; results: string; summary: string; table?: string };
+}
+
+interface Generation {
+  task_id: string;
+  sample: number;
+  seed: number;
+  model: string;
+  temperature: number;
+  prompt_sha: string;
+  reply: string;
+}
+
+const LANGUAGE_NAMES: Record<string, string> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', java: 'Java', cpp: 'C++' };
+const FENCE: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp' };
+
+/** The chat request for a problem: its prompt in a fenced block and the ask to complete it in one block. */
+export function generationPrompt(problem: Problem): string {
+  const lang = LANGUAGE_NAMES[problem.language] ?? problem.language;
+  return `Complete the following ${lang} code. Reply with the complete function (signature included) in a single \`\`\`${FENCE[problem.language]} code block.\n\n\`\`\`${FENCE[problem.language]}\n${problem.prompt.replace(/\s+$/, '')}\n\`\`\`\n`;
+}
+
+/** The system's name, as exec names it after its samples file: the model spec with odd characters replaced. */
+export function systemNameOf(model: string): string {
+  return model.replace(/[^\w.@+-]+/g, '_');
+}
+
+function readGenerations(path: string): Map<string, Generation> {
+  const rows = new Map<string, Generation>();
+  if (!existsSync(path)) return rows;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const g = JSON.parse(line) as Generation;
+      if (typeof g.task_id === 'string' && typeof g.reply === 'string') rows.set(`${g.task_id}\u0000${g.sample}`, g);
+    } catch {
+      // a line cut short by a kill
+    }
+  }
+  return rows;
+}
+
+export async function evalModel(options: EvalOptions): Promise<{ report: EvalReport; table: EvalTableRow[] }> {
+  const { outDir: dir, n } = options;
+  const problems = options.problems.problems.slice(0, options.limit ?? undefined);
+  if (problems.length === 0) throw new UsageError('no problems to evaluate');
+  const needsReference = (options.metrics?.length ?? 0) > 0 || (options.judges?.length ?? 0) > 0;
+  if (needsReference) {
+    const without = problems.filter((p) => p.canonicalSolution === undefined);
+    if (without.length) throw new UsageError(`--metric and --judge score samples against the canonical solution, and ${without.length} problem(s) have none (e.g. ${without[0].taskId}); use a benchmark with canonical solutions (humaneval)`);
+  }
+  for (const language of new Set(problems.map((p) => p.language))) {
+    runnerFor(language); // a missing toolchain stops before any request
+    await loadExtractor(language);
+  }
+  writing(dir, () => mkdirSync(join(dir, 'samples'), { recursive: true }));
+
+  // 1. generate (resumable: rows already in generations.jsonl with the same request are kept)
+  const generationsPath = join(dir, 'generations.jsonl');
+  const previous = readGenerations(generationsPath);
+  const base = options.seed ?? 0;
+  const replies = new Map<string, string>();
+  const todo: { problem: Problem; sample: number; seed: number; prompt: string; sha: string }[] = [];
+  for (const problem of problems) {
+    const prompt = generationPrompt(problem);
+    const sha = createHash('sha256').update(prompt).digest('hex').slice(0, 16);
+    for (let s = 0; s < n; s++) {
+      const key = `${problem.taskId}\u0000${s}`;
+      const old = previous.get(key);
+      if (old && old.prompt_sha === sha && old.seed === base + s && old.model === options.model.name && old.temperature === options.temperature) replies.set(key, old.reply);
+      else todo.push({ problem, sample: s, seed: base + s, prompt, sha });
+    }
+  }
+  const reused = replies.size;
+  // keep the reused rows only (a clean file), then append as replies arrive
+  writing(generationsPath, () => writeFileSync(generationsPath, [...replies.keys()].map((k) => JSON.stringify(previous.get(k)) + '\n').join('')));
+  const progress = options.onProgress?.('generate');
+  let done = reused;
+  const total = problems.length * n;
+  progress?.(done, total);
+  const before = { requests: options.client.usage.requests, cacheHits: options.client.usage.cacheHits };
+  const settled = await Promise.allSettled(
+    todo.map(async (t) => {
+      const result = await options.client.chat(options.model.spec, { messages: [{ role: 'user', content: t.prompt }], temperature: options.temperature, seed: t.seed, maxTokens: options.maxTokens });
+      const row: Generation = { task_id: t.problem.taskId, sample: t.sample, seed: t.seed, model: options.model.name, temperature: options.temperature, prompt_sha: t.sha, reply: result.text };
+      replies.set(`${t.problem.taskId}\u0000${t.sample}`, result.text);
+      writing(generationsPath, () => appendFileSync(generationsPath, JSON.stringify(row) + '\n'));
+      progress?.(++done, total);
+    }),
+  );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason; // what was answered is kept: a rerun asks only for the rest
+
+  // 2. extract: one samples file (the system) in problem x sample order, raw reply and extraction kept
+  const system = systemNameOf(options.model.name);
+  const samplesPath = join(dir, 'samples', `${system}.jsonl`);
+  const ordered: { problem: Problem; sample: number; raw: string; extraction: Extraction }[] = [];
+  for (const problem of problems) {
+    for (let s = 0; s < n; s++) {
+      const raw = replies.get(`${problem.taskId}\u0000${s}`)!;
+      ordered.push({ problem, sample: s, raw, extraction: extractCode(raw, problem) });
+    }
+  }
+  writing(samplesPath, () =>
+    writeFileSync(
+      samplesPath,
+      ordered
+        .map((o) =>
+          JSON.stringify({
+            task_id: o.problem.taskId,
+            sample: o.sample,
+            ...(o.extraction.solution !== undefined ? { solution: o.extraction.solution } : { completion: o.extraction.completion ?? '' }),
+            extraction: o.extraction.steps,
+            raw: o.raw,
+            // the code as it stands in the program run (the problem's tests and the harness's epilogue follow it)
+            code: runnerFor(o.problem.language).code(o.problem, { index: 0, taskId: o.problem.taskId, line: 1, ...o.extraction }),
+          }) + '\n',
+        )
+        .join(''),
+    ),
+  );
+
+  // 3. execute
+  const { summary, rows } = await execSystems({
+    problems: { ...options.problems, problems },
+    samples: [samplesPath],
+    ks: options.ks,
+    timeoutMs: options.timeoutMs,
+    memoryMb: options.memoryMb,
+    jobs: options.jobs,
+    sandbox: options.sandbox,
+    warm: options.warm,
+    outDir: dir,
+    onProgress: options.onProgress?.('exec'),
+  });
+
+  // 4. score against the canonical solution: the code as run vs the prompt + canonical solution
+  const table: EvalTableRow[] = ordered.map((o, i) => {
+    const row: ExecRow = rows[i];
+    return { system, task_id: o.problem.taskId, sample: o.sample, passed: row.passed, status: row.status };
+  });
+  const scores: EvalReport['scores'] = [];
+  if (needsReference) {
+    const asSample = (o: (typeof ordered)[number], i: number): Sample => ({ index: i, taskId: o.problem.taskId, line: i + 1, ...o.extraction });
+    const hypotheses = ordered.map((o, i) => runnerFor(o.problem.language).code(o.problem, asSample(o, i)));
+    const references = ordered.map((o) => [o.problem.prompt + o.problem.canonicalSolution!]);
+    const put = (column: string, segments: readonly number[] | undefined, signature: string, mean: number) => {
+      if (table.length && column in table[0]) throw new UsageError(`two scores would fill the column "${column}"`);
+      table.forEach((row, i) => {
+        const v = segments?.[i];
+        row[column] = v === undefined || Number.isNaN(v) ? null : v;
+      });
+      scores.push({ column, mean: Number.isFinite(mean) ? mean : null, signature });
+    };
+    if (options.metrics?.length) {
+      const report = await scoreSystems({ references, systems: [{ name: system, hypotheses }], metrics: options.metrics, segments: true });
+      for (const s of report.systems[0].scores) put(s.metric, s.segments, s.signature, s.score);
+    }
+    if (options.judges?.length) {
+      const ctx = options.judgeContext ?? { name: options.model.name, model: options.model.spec, temperature: 0 };
+      const { name: judgeModel, ...context } = ctx;
+      for (const j of options.judges) {
+        const report = await judgeSystems({
+          judge: j.judge,
+          modelName: judgeModel,
+          context: { ...context, client: options.client },
+          references,
+          systems: [{ name: system, hypotheses }],
+          problems: ordered.map((o) => o.problem.prompt),
+          language: problems[0].language,
+          onProgress: options.onProgress?.('judge'),
+        });
+        for (const s of report.systems[0].scores) put(options.judges.length > 1 || report.systems[0].scores.length > 1 ? `${j.column}:${s.metric}` : j.column, s.segments, s.signature, s.score);
+      }
+    }
+  }
+  const tablePath = join(dir, 'table.jsonl');
+  writing(tablePath, () => writeFileSync(tablePath, table.map((r) => JSON.stringify(r) + '\n').join('')));
+  const report: EvalReport = {
+    kind: 'eval',
+    version: VERSION,
+    model: options.model.name,
+    n,
+    temperature: options.temperature,
+    problems: problems.length,
+    exec: summary,
+    scores,
+    generation: { requests: options.client.usage.requests - before.requests, cache_hits: options.client.usage.cacheHits - before.cacheHits, reused },
+    files: { generations: generationsPath, samples: samplesPath, results: join(dir, 'results.jsonl'), summary: join(dir, 'summary.json'), table: tablePath },
+  };
+  const evalPath = join(dir, 'eval.json');
+  writing(evalPath, () => writeFileSync(evalPath, JSON.stringify(report, null, 2) + '\n'));
+  return { report, table };
+}
