@@ -222,8 +222,8 @@ export interface WorkerTask {
 
 /** Segments per stripe: large enough that consecutive samples of one problem share a worker (and its caches). */
 export const STRIPE_SEGMENTS = 512;
-/** Below this much input, one thread is faster than starting workers. */
-export const PARALLEL_MIN_BYTES = 4 << 20;
+/** Below this much input (about 70k code pairs), one thread is faster than starting workers that each load their metrics (WordNet, grammars). */
+export const PARALLEL_MIN_BYTES = 32 << 20;
 
 /**
  * Scores files on several worker threads when the input is large enough to pay for them: statistics are additive,

@@ -52,6 +52,7 @@ port.on('message', async (msg) => {
   } catch (e) {
     reply = { ok: false, error: String((e && e.message) || e).split('\\n')[0] };
   }
+  reply.seq = msg.seq;
   port.postMessage(reply);
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
@@ -71,6 +72,7 @@ export interface EncoderLoad {
 /** The one encoder thread of the process (ONNX Runtime's Node binding is not safe across several threads). */
 let shared: { port: MessagePort; worker: Worker; flag: Int32Array } | null = null;
 let nextKey = 1;
+let nextSeq = 1;
 
 function thread(): { port: MessagePort; worker: Worker; flag: Int32Array } {
   if (!shared) {
@@ -85,6 +87,14 @@ function thread(): { port: MessagePort; worker: Worker; flag: Int32Array } {
     shared = { port: port1, worker, flag };
   }
   return shared;
+}
+
+interface EncodeReply {
+  ok: boolean;
+  error?: string;
+  data?: Float32Array;
+  dims?: number[];
+  seq?: number;
 }
 
 /** Seconds to wait for one window's hidden states before giving up (a dead or stuck encoder thread). */
@@ -127,13 +137,24 @@ export class SyncEncoder {
 
   /** Hidden states of one window of token ids: a (length x dim) Float32Array. */
   encode(ids: readonly number[]): { data: Float32Array; dim: number } {
+    const seq = nextSeq++;
     Atomics.store(this.flag, 0, 0);
-    this.port.postMessage({ type: 'run', key: this.key, ids });
-    if (Atomics.wait(this.flag, 0, 0, ENCODE_TIMEOUT_MS) === 'timed-out') throw new Error(`the encoder thread did not answer within ${ENCODE_TIMEOUT_MS / 1000} s`);
-    let reply: { ok: boolean; error?: string; data?: Float32Array; dims?: number[] } | undefined;
-    // The notification can come a moment before the message is readable.
-    for (let spin = 0; spin < 1000 && !reply; spin++) reply = receiveMessageOnPort(this.port)?.message;
-    if (!reply) throw new Error('the encoder thread did not answer');
+    this.port.postMessage({ type: 'run', key: this.key, ids, seq });
+    // The reply is the message carrying this request's number: the flag can be raised a moment before the message
+    // is readable, and a late reply to an earlier, abandoned request must not be taken for this one.
+    const deadline = Date.now() + ENCODE_TIMEOUT_MS;
+    let reply: EncodeReply | undefined;
+    while (!reply) {
+      const message = receiveMessageOnPort(this.port)?.message as EncodeReply | undefined;
+      if (message) {
+        if (message.seq === seq) reply = message;
+        else Atomics.store(this.flag, 0, 0); // a stale reply: drop it and wait for ours
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`the encoder thread did not answer within ${ENCODE_TIMEOUT_MS / 1000} s`);
+      Atomics.wait(this.flag, 0, 0, Math.min(left, 20));
+    }
     if (!reply.ok) throw new Error(reply.error);
     const dims = reply.dims!;
     return { data: reply.data!, dim: dims[dims.length - 1] };
