@@ -1,0 +1,44 @@
+// Throughput of the LLM server pool (`npm run bench`): N requests through codegauge's client to a fleet of local
+// OpenAI-compatible servers that answer after a fixed latency. The ideal time is latency x requests / concurrency;
+// the pool should stay within 1.2x of it. The servers are this process's own, on 127.0.0.1.
+import { createServer } from 'node:http';
+import { LlmClient, parseModelSpec } from '../dist/index.js';
+
+const LATENCY_MS = 100;
+const REQUESTS = 400;
+
+function startServer() {
+  let inFlight = 0;
+  let peak = 0;
+  let served = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        served++;
+        const { model } = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      }, LATENCY_MS);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1`, stats: () => ({ peak, served }) })));
+}
+
+console.log(`\nLLM server pool: ${REQUESTS} requests, ${LATENCY_MS} ms fixed latency per request`);
+for (const { servers, concurrency } of [{ servers: 1, concurrency: 8 }, { servers: 2, concurrency: 16 }, { servers: 4, concurrency: 32 }]) {
+  const fleet = await Promise.all(Array.from({ length: servers }, startServer));
+  const client = new LlmClient({ baseUrls: fleet.map((f) => f.url), apiKey: 'x', concurrency, store: null, noCache: true, retries: 0 });
+  const model = parseModelSpec('openai:bench');
+  const started = Date.now();
+  await Promise.all(Array.from({ length: REQUESTS }, (_, i) => client.chat(model, { messages: [{ role: 'user', content: `request ${i}` }] })));
+  const seconds = (Date.now() - started) / 1000;
+  const ideal = (LATENCY_MS / 1000) * (REQUESTS / concurrency);
+  const per = fleet.map((f) => f.stats());
+  console.log(`  ${servers} server(s), concurrency ${concurrency}: ${seconds.toFixed(2)} s (ideal ${ideal.toFixed(2)} s, ${(seconds / ideal).toFixed(2)}x; target <= 1.2x); served ${per.map((p) => p.served).join('/')}, peak in flight ${per.map((p) => p.peak).join('/')}`);
+  for (const f of fleet) f.server.close();
+}
