@@ -7,7 +7,7 @@ import { parseModelSpec } from '../llm/model-spec.js';
 import type { EvalJudge, EvalReport } from '../exec/eval.js';
 import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
-import { formatExecTable } from './exec.js';
+import { formatExecTable, parseKs } from './exec.js';
 import { exitRequest, type CliIo } from './io.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { collect, formatOption, integerIn, list, numberIn } from './options.js';
@@ -33,15 +33,6 @@ interface EvalCliOptions extends LlmCliOptions {
   judgeModel?: string;
   out: string;
   format: 'table' | 'json';
-}
-
-function parseKs(values: string[]): number[] {
-  const ks = values.map((v) => {
-    const k = Number(v);
-    if (!Number.isSafeInteger(k) || k < 1) throw new UsageError(`--k must be integers >= 1, got "${v}"`);
-    return k;
-  });
-  return [...new Set(ks)].sort((a, b) => a - b);
 }
 
 export function formatEvalTable(report: EvalReport): string {

@@ -22,7 +22,8 @@ interface ExecCliOptions {
   format: 'table' | 'json';
 }
 
-function parseKs(values: string[]): number[] {
+/** `--k 1,10,100`: distinct integers >= 1, ascending (shared with `eval`). */
+export function parseKs(values: string[]): number[] {
   const ks = values.map((v) => {
     const k = Number(v);
     if (!Number.isSafeInteger(k) || k < 1) throw new UsageError(`--k must be integers >= 1, got "${v}"`);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { readTable } from '../io/table.js';
 import { InputError, UsageError } from '../errors.js';
 
 /**
@@ -67,33 +67,11 @@ export function problemKey(taskId: string | number): string {
   return m ? String(Number(m[1])) : id;
 }
 
+/** Rows of a `.jsonl` or `.jsonl.gz` file with their line numbers (the one JSONL reader, `readTable`). */
 function readJsonLines(path: string): { value: Record<string, unknown>; line: number }[] {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new InputError(err.code === 'ENOENT' ? 'file not found' : `cannot read file (${err.code ?? err.message})`, path);
-  }
-  let text: string;
-  try {
-    text = (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
-  } catch (e) {
-    throw new InputError(`cannot decompress (${(e as Error).message})`, path);
-  }
-  const rows: { value: Record<string, unknown>; line: number }[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      throw new InputError(`invalid JSON (${(e as Error).message})`, path, i + 1);
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError('expected a JSON object', path, i + 1);
-    rows.push({ value: value as Record<string, unknown>, line: i + 1 });
-  });
-  return rows;
+  if (!/\.jsonl(\.gz)?$/.test(path)) throw new InputError('expected a .jsonl or .jsonl.gz file', path);
+  const table = readTable(path);
+  return table.rows.map((value, i) => ({ value, line: table.lines[i] }));
 }
 
 function field(row: Record<string, unknown>, name: string, path: string, line: number, optional = false): string | undefined {

@@ -256,12 +256,7 @@ export function javaRunner(): Runner {
     },
     classify(result, nonce, phase) {
       const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-      if (phase === 'compile') {
-        const base = baseVerdict({ ...result, stdout: nonce }, nonce);
-        if (base && base.status !== 'passed') return base;
-        if (result.exitCode !== 0) return { ...v, status: 'compile_error' };
-        return { ...v, status: 'passed' };
-      }
+      if (phase === 'compile') return compileVerdict(result, nonce);
       const base = baseVerdict(result, nonce);
       if (base) return base;
       if (/OutOfMemoryError/.test(result.stderr)) return { ...v, status: 'memory' };
@@ -270,6 +265,14 @@ export function javaRunner(): Runner {
       return { ...v, status: 'runtime_error', note: m?.[1] };
     },
   };
+}
+
+/** A compile step's verdict (Java, C++): the sandbox's own verdicts first, then the compiler's exit code. */
+function compileVerdict(result: Parameters<Runner['classify']>[0], nonce: string): ReturnType<Runner['classify']> {
+  const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
+  const base = baseVerdict({ ...result, stdout: nonce }, nonce);
+  if (base && base.status !== 'passed') return base;
+  return { ...v, status: result.exitCode !== 0 ? 'compile_error' : 'passed' };
 }
 
 // ---------------------------------------------------------------- C++
@@ -298,12 +301,7 @@ export function cppRunner(): Runner {
     },
     classify(result, nonce, phase) {
       const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-      if (phase === 'compile') {
-        const base = baseVerdict({ ...result, stdout: nonce }, nonce);
-        if (base && base.status !== 'passed') return base;
-        if (result.exitCode !== 0) return { ...v, status: 'compile_error' };
-        return { ...v, status: 'passed' };
-      }
+      if (phase === 'compile') return compileVerdict(result, nonce);
       const base = baseVerdict(result, nonce);
       if (base) return base;
       if (/std::bad_alloc/.test(result.stderr)) return { ...v, status: 'memory' };
