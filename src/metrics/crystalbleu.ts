@@ -91,20 +91,22 @@ class WordIds {
 }
 
 /**
- * Counts every 1-4-gram of a corpus without building strings: an n-gram's id is interned from (id of its
- * (n-1)-gram prefix, its last token) in an open-addressing table. Ids are given in order of first occurrence, which
- * is the order in which Python's `Counter` first sees them.
+ * An open-addressing table from a pair of non-negative ints to an int (-1: absent), growing as it fills: the (prefix,
+ * token) -> id map of the n-gram counter and the (node, token) -> child map of the ignored-n-gram trie.
  */
-class NgramCounter {
-  private capacity = 1 << 16;
-  private keyA = new Int32Array(this.capacity);
-  private keyB = new Int32Array(this.capacity);
-  private value = new Int32Array(this.capacity).fill(-1);
-  size = 0;
-  counts = new Int32Array(1 << 15);
-  prefix = new Int32Array(1 << 15);
-  last = new Int32Array(1 << 15);
-  private scratch = new Int32Array(256);
+class PairTable {
+  private capacity: number;
+  private keyA: Int32Array;
+  private keyB: Int32Array;
+  private value: Int32Array;
+  private size = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.keyA = new Int32Array(capacity);
+    this.keyB = new Int32Array(capacity);
+    this.value = new Int32Array(capacity).fill(-1);
+  }
 
   private slot(a: number, b: number): number {
     const mask = this.capacity - 1;
@@ -115,30 +117,18 @@ class NgramCounter {
     return i;
   }
 
-  private intern(a: number, b: number): number {
-    let i = this.slot(a, b);
-    if (this.value[i] !== -1) return this.value[i];
-    if ((this.size + 1) * 2 > this.capacity) {
-      this.grow();
-      i = this.slot(a, b);
-    }
-    const id = this.size++;
-    if (id >= this.counts.length) {
-      const grow = (x: Int32Array) => {
-        const y = new Int32Array(x.length * 2);
-        y.set(x);
-        return y;
-      };
-      this.counts = grow(this.counts);
-      this.prefix = grow(this.prefix);
-      this.last = grow(this.last);
-    }
+  get(a: number, b: number): number {
+    return this.value[this.slot(a, b)];
+  }
+
+  /** Sets a pair that is not in the table yet. */
+  add(a: number, b: number, value: number): void {
+    if ((this.size + 1) * 2 > this.capacity) this.grow();
+    const i = this.slot(a, b);
     this.keyA[i] = a;
     this.keyB[i] = b;
-    this.value[i] = id;
-    this.prefix[id] = a;
-    this.last[id] = b;
-    return id;
+    this.value[i] = value;
+    this.size++;
   }
 
   private grow(): void {
@@ -154,6 +144,40 @@ class NgramCounter {
       this.keyB[j] = keyB[i];
       this.value[j] = value[i];
     }
+  }
+}
+
+/**
+ * Counts every 1-4-gram of a corpus without building strings: an n-gram's id is interned from (id of its
+ * (n-1)-gram prefix, its last token) in an open-addressing table. Ids are given in order of first occurrence, which
+ * is the order in which Python's `Counter` first sees them.
+ */
+class NgramCounter {
+  private readonly table = new PairTable(1 << 16);
+  size = 0;
+  counts = new Int32Array(1 << 15);
+  prefix = new Int32Array(1 << 15);
+  last = new Int32Array(1 << 15);
+  private scratch = new Int32Array(256);
+
+  private intern(a: number, b: number): number {
+    const known = this.table.get(a, b);
+    if (known !== -1) return known;
+    const id = this.size++;
+    this.table.add(a, b, id);
+    if (id >= this.counts.length) {
+      const grow = (x: Int32Array) => {
+        const y = new Int32Array(x.length * 2);
+        y.set(x);
+        return y;
+      };
+      this.counts = grow(this.counts);
+      this.prefix = grow(this.prefix);
+      this.last = grow(this.last);
+    }
+    this.prefix[id] = a;
+    this.last[id] = b;
+    return id;
   }
 
   /** Counts the 1-4-grams of one document (orders in turn, as `for n in 1..4: ngrams(doc, n)`). */
@@ -209,66 +233,34 @@ class NgramCounter {
  * `child(node, t)` is the node of the n-gram extended by `t` (or -1), `ignored(node)` whether that n-gram is ignored.
  */
 class IgnoredTrie {
-  private capacity = 1 << 10;
-  private keyA = new Int32Array(this.capacity);
-  private keyB = new Int32Array(this.capacity);
-  private value = new Int32Array(this.capacity).fill(-1);
+  private readonly edges = new PairTable(1 << 10);
   private flags = new Uint8Array(1 << 9);
   private nodes = 1;
   count = 0;
 
-  private slot(a: number, b: number): number {
-    const mask = this.capacity - 1;
-    let h = Math.imul(a ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77);
-    h ^= h >>> 16;
-    let i = h & mask;
-    while (this.value[i] !== -1 && (this.keyA[i] !== a || this.keyB[i] !== b)) i = (i + 1) & mask;
-    return i;
-  }
-
   add(tokens: readonly number[]): void {
     let node = 0;
     for (const t of tokens) {
-      let i = this.slot(node, t);
-      if (this.value[i] === -1) {
-        if ((this.nodes + 1) * 2 > this.capacity) {
-          this.grow();
-          i = this.slot(node, t);
-        }
+      let next = this.edges.get(node, t);
+      if (next === -1) {
         if (this.nodes >= this.flags.length) {
           const flags = new Uint8Array(this.flags.length * 2);
           flags.set(this.flags);
           this.flags = flags;
         }
-        this.keyA[i] = node;
-        this.keyB[i] = t;
-        this.value[i] = this.nodes++;
+        next = this.nodes++;
+        this.edges.add(node, t, next);
       }
-      node = this.value[i];
+      node = next;
     }
     if (!this.flags[node]) this.count++;
     this.flags[node] = 1;
   }
 
-  private grow(): void {
-    const { keyA, keyB, value } = this;
-    this.capacity *= 2;
-    this.keyA = new Int32Array(this.capacity);
-    this.keyB = new Int32Array(this.capacity);
-    this.value = new Int32Array(this.capacity).fill(-1);
-    for (let i = 0; i < value.length; i++) {
-      if (value[i] === -1) continue;
-      const j = this.slot(keyA[i], keyB[i]);
-      this.keyA[j] = keyA[i];
-      this.keyB[j] = keyB[i];
-      this.value[j] = value[i];
-    }
-  }
-
   /** The trie node reached from `node` by token `t`, or -1. */
   child(node: number, t: number): number {
     if (node < 0 || t < 0 || this.nodes === 1) return -1;
-    return this.value[this.slot(node, t)];
+    return this.edges.get(node, t);
   }
 
   ignored(node: number): boolean {
