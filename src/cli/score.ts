@@ -65,7 +65,10 @@ export function addScoreCommand(program: Command, io: CliIo): void {
     .action(async (opts: ScoreCliOptions, command: Command) => {
       onlyWith(command, ['--confidence-n', '--seed'], '--confidence', opts.confidence);
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
-      for (const m of opts.metric) parseMetric(m, { language }); // validate specs before reading any data
+      const parsed = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
+      // Checked before scoring, so a long run is not wasted on a usage error.
+      const crystal = parsed.filter((m) => m instanceof CrystalBleu).length;
+      if (opts.writeNgrams && crystal !== 1) throw new UsageError(`--write-ngrams needs exactly one crystalbleu metric, got ${crystal}`);
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => systemName(path, taken));
       const progress = io.progress?.('scoring');
@@ -92,12 +95,12 @@ export function addScoreCommand(program: Command, io: CliIo): void {
         // The total is unknown while streaming: show the count so far.
         onSegment: progress && ((done) => void (done % 1000 === 0 && progress(done, 0))),
       });
-      if (opts.writeNgrams) {
-        const crystal = used.filter((m): m is CrystalBleu => m instanceof CrystalBleu);
-        if (crystal.length !== 1) throw new UsageError(`--write-ngrams needs exactly one crystalbleu metric, got ${crystal.length}`);
-        const path = opts.writeNgrams;
-        writing(path, () => writeFileSync(path, JSON.stringify(crystal[0].ngramsFile(), null, 1) + '\n'));
-      }
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
+      // After the scores are out, so that an unwritable path loses nothing already computed.
+      if (opts.writeNgrams) {
+        const metric = used.find((m): m is CrystalBleu => m instanceof CrystalBleu)!;
+        const path = opts.writeNgrams;
+        writing(path, () => writeFileSync(path, JSON.stringify(metric.ngramsFile(), null, 1) + '\n'));
+      }
     });
 }
