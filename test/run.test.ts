@@ -38,6 +38,10 @@ describe('codegauge init && codegauge run', () => {
     expect(run.scores.find((s: any) => s.metric === 'pass@1').score).toBe(100); // canonical solutions pass
     const score = JSON.parse(readFileSync(join(out, 'score.json'), 'utf8'));
     expect(score.kind).toBe('score');
+    // `report` on the run folder reads all of its results at once.
+    const report = await cli('report', out, '--out', join(dir, 'folder-report.html'));
+    expect(report.code, report.err).toBe(0);
+    expect(report.out).toContain('(score, compare, exec)');
     expect(JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')).kind).toBe('compare');
     const second = JSON.parse((await cli('run', '--config', config, '--format', 'json')).out);
     expect(second.exec).toMatchObject({ ran: 0, reused: 10 });

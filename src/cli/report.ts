@@ -16,8 +16,8 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--title <title>', 'report title', 'codegauge report')
     .action(async (results: string[], opts: { out: string; title: string }) => {
-      const [{ readReportInput }, { renderReport }] = await Promise.all([import('../report/inputs.js'), import('../report/html.js')]);
-      const inputs = results.map(readReportInput);
+      const [{ readReportInputs }, { renderReport }] = await Promise.all([import('../report/inputs.js'), import('../report/html.js')]);
+      const inputs = results.flatMap(readReportInputs);
       const html = renderReport(inputs, { title: opts.title });
       writing(opts.out, () => {
         mkdirSync(dirname(opts.out), { recursive: true });

@@ -47,6 +47,22 @@ function readExplainDir(path: string): ReportInput {
   return { kind: 'explain', path, systems };
 }
 
+/** Result files a `codegauge run` folder holds, in report order. */
+const RUN_FOLDER_FILES = ['score.json', 'compare.json', 'meta.json', join('exec', 'summary.json')];
+
+/**
+ * Every report input a path holds: a file, a results folder, a judge --explain folder, or a `codegauge run` output
+ * folder (its score, compare, meta, judge and execution results together).
+ */
+export function readReportInputs(path: string): ReportInput[] {
+  if (existsSync(path) && statSync(path).isDirectory() && existsSync(join(path, 'run.json'))) {
+    const files = [...RUN_FOLDER_FILES, ...readdirSync(path).filter((f) => /^judge-.*\.json$/.test(f)).sort()].map((f) => join(path, f)).filter((f) => existsSync(f));
+    if (files.length === 0) throw new InputError('a run folder without results (score.json, compare.json, exec/summary.json, judge-*.json)', path);
+    return files.map(readReportInput);
+  }
+  return [readReportInput(path)];
+}
+
 export function readReportInput(path: string): ReportInput {
   if (!existsSync(path)) throw new InputError('file not found', path);
   if (statSync(path).isDirectory()) {
