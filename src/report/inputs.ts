@@ -55,10 +55,10 @@ const RUN_FOLDER_FILES = ['score.json', 'compare.json', 'meta.json', join('exec'
  * folder (its score, compare, meta, judge and execution results together).
  */
 export function readReportInputs(path: string): ReportInput[] {
-  if (existsSync(path) && statSync(path).isDirectory() && existsSync(join(path, 'run.json'))) {
+  // A results folder (exec, eval, sbc: results.jsonl) or a judge --explain folder is one input; a run folder is several.
+  if (existsSync(path) && statSync(path).isDirectory() && !existsSync(join(path, 'results.jsonl'))) {
     const files = [...RUN_FOLDER_FILES, ...readdirSync(path).filter((f) => /^judge-.*\.json$/.test(f)).sort()].map((f) => join(path, f)).filter((f) => existsSync(f));
-    if (files.length === 0) throw new InputError('a run folder without results (score.json, compare.json, exec/summary.json, judge-*.json)', path);
-    return files.map(readReportInput);
+    if (files.length > 0) return files.map(readReportInput);
   }
   return [readReportInput(path)];
 }
