@@ -9,9 +9,8 @@
 //
 // Prints, for F1 and F3 with and without sources, how many samples agree within 1e-4 / 1e-3 / 1e-2, the largest
 // difference and the Pearson correlation with the recorded values.
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
+import { humanevalProblems, referenceOf } from '../bench/humaneval-data.js';
 import { CodeBertScore } from '../dist/metrics/codebertscore.js';
 import { prepareAll } from '../dist/metrics/metric.js';
 
@@ -29,17 +28,7 @@ if (!values['model-dir']) {
 }
 const file = values.lang === 'python' ? 'python' : 'js';
 const lang = file === 'python' ? 'python' : 'javascript';
-const problems = JSON.parse(gunzipSync(readFileSync(new URL(`../data/ice-humaneval/humaneval_${file}_grade.json.gz`, import.meta.url))));
-
-function referenceOf(snippet) {
-  if (Array.isArray(snippet)) return snippet[0];
-  try {
-    const parsed = JSON.parse(snippet);
-    return Array.isArray(parsed) ? parsed[0] : String(parsed);
-  } catch {
-    return snippet;
-  }
-}
+const problems = humanevalProblems(file);
 
 const rows = [];
 for (const p of problems) {

@@ -253,7 +253,7 @@ export async function scoreFiles(input: {
   // A metric that runs a model on a thread of its own (CodeBERTScore) is scored on this thread only.
   const singleThreadOnly = metrics.some((m) => m.name.startsWith('CodeBERTScore'));
   if (input.workers <= 1 || singleThreadOnly || bytes < (input.parallelMinBytes ?? PARALLEL_MIN_BYTES)) {
-    return scoreSegments({ stream: parallelSegments(input.refPaths, input.hypPaths), systems: input.systems, metrics, onSegment: input.onSegment, ...options });
+    return accumulate(metrics, { stream: parallelSegments(input.refPaths, input.hypPaths), systems: input.systems, onSegment: input.onSegment, ...options });
   }
   const done = new Array<number>(input.workers).fill(0);
   const partials = await Promise.all(
@@ -319,7 +319,15 @@ export async function readyMetrics(metrics: readonly (string | Metric<any>)[]): 
 export async function scoreSegments(
   input: { stream: Iterable<{ refs: readonly string[]; hyps: readonly string[] }>; systems: readonly string[]; metrics: readonly (string | Metric<any>)[]; onSegment?: (done: number) => void } & ScoreOptions,
 ): Promise<ScoreReport> {
-  const accumulator = new ScoreAccumulator(await readyMetrics(input.metrics), input.systems, input);
+  return accumulate(await readyMetrics(input.metrics), input);
+}
+
+/** The streaming loop over metrics that are already loaded (callers that loaded them do not load them again). */
+function accumulate(
+  metrics: Metric<any>[],
+  input: { stream: Iterable<{ refs: readonly string[]; hyps: readonly string[] }>; systems: readonly string[]; onSegment?: (done: number) => void } & ScoreOptions,
+): ScoreReport {
+  const accumulator = new ScoreAccumulator(metrics, input.systems, input);
   for (const { refs, hyps } of input.stream) {
     accumulator.add(refs, hyps);
     input.onSegment?.(accumulator.segments);
@@ -339,7 +347,7 @@ export async function scoreSystems(
   const metrics = await readyMetrics(input.metrics);
   for (const m of metrics) m.fitReferences?.(input.references);
   const stream = input.references.map((refs, i) => ({ refs, hyps: input.systems.map((s) => s.hypotheses[i]) }));
-  return scoreSegments({ ...input, metrics, stream, systems: input.systems.map((s) => s.name) });
+  return accumulate(metrics, { ...input, stream, systems: input.systems.map((s) => s.name) });
 }
 
 /** sacrebleu puts the resampling settings right after the number of references: `nrefs:1|bs:1000|seed:12345|...`. */
