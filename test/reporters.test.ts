@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { RunResult } from '../src/api/run.js';
-import { buildProgram } from '../src/cli/main.js';
+import { buildProgram } from '../src/cli/program.js';
 import { junitXml, xmlEscape } from '../src/reporters/junit.js';
 import { markdownSummary } from '../src/reporters/markdown.js';
 import { ROOT } from './helpers.js';

@@ -1,51 +1,40 @@
-import { Command, CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { asOutputError, InputError, OutputError, ServerError } from '../errors.js';
-import { VERSION } from '../version.js';
-import { addAggregateCommand } from './aggregate.js';
-import { addPipelineCommands } from './pipeline.js';
-import { addAgreementCommand } from './agreement.js';
-import { addCompareCommand } from './compare.js';
-import { addEvalCommand } from './eval.js';
-import { addExecCommand } from './exec.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitRequest, type CliIo } from './io.js';
-import { addJudgeCommand } from './judge.js';
-import { addMetaCommand } from './meta.js';
 import { terminalProgress } from './progress.js';
-import { addReportCommands } from './report.js';
-import { addSbcCommands } from './sbc.js';
-import { addScoreCommand } from './score.js';
+import { makeProgram, type AddCommands } from './root.js';
 
 export type { CliIo } from './io.js';
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './io.js';
 
-/** The whole command tree; each command lives in its own file and is a thin layer over the library. */
-export function buildProgram(io: CliIo): Command {
-  const program = new Command('codegauge')
-    .description('Exact reference-based metrics, honest statistics and LLM judges for generated code')
-    .version(VERSION)
-    .option('--debug', 'on an internal error, print the stack trace')
-    .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err });
-  addScoreCommand(program, io);
-  addCompareCommand(program, io);
-  addMetaCommand(program, io);
-  addAgreementCommand(program, io);
-  addSbcCommands(program, io);
-  addJudgeCommand(program, io);
-  addExecCommand(program, io);
-  addEvalCommand(program, io);
-  addReportCommands(program, io);
-  addAggregateCommand(program, io);
-  addPipelineCommands(program, io);
-  // Subcommands take the same exit override and output as the root, so their usage errors are ours too.
-  const inherit = (command: Command) => {
-    for (const sub of command.commands) {
-      sub.exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
-      inherit(sub);
-    }
-  };
-  inherit(program);
-  return program;
+/**
+ * Each command's module, loaded only when that command runs: a `codegauge score` process does not load the judges,
+ * the SQLite store, the config schema or the sandbox (start-up time is most of a small job). Help, version and
+ * unknown commands load the whole tree (`program.ts`).
+ */
+const COMMANDS: Record<string, () => Promise<AddCommands>> = {
+  score: async () => (await import('./score.js')).addScoreCommand,
+  compare: async () => (await import('./compare.js')).addCompareCommand,
+  meta: async () => (await import('./meta.js')).addMetaCommand,
+  agreement: async () => (await import('./agreement.js')).addAgreementCommand,
+  sbc: async () => (await import('./sbc.js')).addSbcCommands,
+  judge: async () => (await import('./judge.js')).addJudgeCommand,
+  exec: async () => (await import('./exec.js')).addExecCommand,
+  eval: async () => (await import('./eval.js')).addEvalCommand,
+  report: async () => (await import('./report.js')).addReportCommands,
+  demo: async () => (await import('./report.js')).addReportCommands,
+  aggregate: async () => (await import('./aggregate.js')).addAggregateCommand,
+  init: async () => (await import('./init.js')).addInitCommand,
+  run: async () => (await import('./run.js')).addRunCommand,
+  merge: async () => (await import('./merge.js')).addMergeCommand,
+};
+
+/** The program for `argv`: only the named command when there is one, else every command. */
+async function programFor(argv: string[], io: CliIo): Promise<Command> {
+  const name = argv.find((a) => !a.startsWith('-'));
+  const wanted = name !== undefined && Object.hasOwn(COMMANDS, name) && !argv.slice(0, argv.indexOf(name)).some((a) => a !== '--debug') ? COMMANDS[name] : undefined;
+  if (wanted) return makeProgram(io, [await wanted()]);
+  return (await import('./program.js')).buildProgram(io);
 }
 
 /**
@@ -85,9 +74,9 @@ export async function runCli(
   argv: string[],
   io: CliIo = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s), progress: terminalProgress },
 ): Promise<number> {
-  const program = buildProgram(io);
   exitRequest.code = 0;
   try {
+    const program = await programFor(argv, io);
     await program.parseAsync(argv, { from: 'user' });
     return exitRequest.code || EXIT_OK;
   } catch (e) {

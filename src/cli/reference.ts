@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { buildProgram } from './main.js';
+import { buildProgram } from './program.js';
 
 /**
  * The CLI reference in Markdown, generated from the command definitions themselves (the help text of every
