@@ -1,6 +1,9 @@
 // Throughput of the LLM server pool (`npm run bench`): N requests through codegauge's client to a fleet of local
 // OpenAI-compatible servers that answer after a fixed latency. The ideal time is latency x requests / concurrency;
-// the pool should stay within 1.2x of it. The servers are this process's own, on 127.0.0.1.
+// the pool should stay within 1.2x of it. The servers run in a child process on 127.0.0.1 (a fleet is other
+// machines: their work must not be counted against the client's).
+import { fork } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { createServer } from 'node:http';
 import { LlmClient, parseModelSpec } from '../dist/index.js';
 
@@ -29,16 +32,28 @@ function startServer() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/v1`, stats: () => ({ peak, served }) })));
 }
 
-console.log(`\nLLM server pool: ${REQUESTS} requests, ${LATENCY_MS} ms fixed latency per request`);
-for (const { servers, concurrency } of [{ servers: 1, concurrency: 8 }, { servers: 2, concurrency: 16 }, { servers: 4, concurrency: 32 }]) {
-  const fleet = await Promise.all(Array.from({ length: servers }, startServer));
-  const client = new LlmClient({ baseUrls: fleet.map((f) => f.url), apiKey: 'x', concurrency, store: null, noCache: true, retries: 0 });
-  const model = parseModelSpec('openai:bench');
-  const started = Date.now();
-  await Promise.all(Array.from({ length: REQUESTS }, (_, i) => client.chat(model, { messages: [{ role: 'user', content: `request ${i}` }] })));
-  const seconds = (Date.now() - started) / 1000;
-  const ideal = (LATENCY_MS / 1000) * (REQUESTS / concurrency);
-  const per = fleet.map((f) => f.stats());
-  console.log(`  ${servers} server(s), concurrency ${concurrency}: ${seconds.toFixed(2)} s (ideal ${ideal.toFixed(2)} s, ${(seconds / ideal).toFixed(2)}x; target <= 1.2x); served ${per.map((p) => p.served).join('/')}, peak in flight ${per.map((p) => p.peak).join('/')}`);
-  for (const f of fleet) f.server.close();
+if (process.argv[2] === '--servers') {
+  // the child: start the servers, report their URLs, answer stats requests
+  const fleet = await Promise.all(Array.from({ length: Number(process.argv[3]) }, startServer));
+  process.on('message', () => process.send({ stats: fleet.map((f) => f.stats()) }));
+  process.send({ urls: fleet.map((f) => f.url) });
+} else {
+  console.log(`\nLLM server pool: ${REQUESTS} requests, ${LATENCY_MS} ms fixed latency per request (servers in a child process)`);
+  for (const { servers, concurrency } of [{ servers: 1, concurrency: 8 }, { servers: 2, concurrency: 16 }, { servers: 4, concurrency: 32 }]) {
+    const child = fork(new URL(import.meta.url).pathname, ['--servers', String(servers)]);
+    const next = () => new Promise((resolve) => child.once('message', resolve));
+    const { urls } = await next();
+    const client = new LlmClient({ baseUrls: urls, apiKey: 'x', concurrency, store: null, noCache: true, retries: 0 });
+    const model = parseModelSpec('openai:bench');
+    const started = Date.now();
+    const cpu = process.cpuUsage();
+    await Promise.all(Array.from({ length: REQUESTS }, (_, i) => client.chat(model, { messages: [{ role: 'user', content: `request ${i}` }] })));
+    const seconds = (Date.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    const ideal = (LATENCY_MS / 1000) * (REQUESTS / concurrency);
+    child.send('stats');
+    const { stats: per } = await next();
+    child.kill();
+    console.log(`  ${servers} server(s), concurrency ${concurrency}: ${seconds.toFixed(2)} s (ideal ${ideal.toFixed(2)} s, ${(seconds / ideal).toFixed(2)}x; target <= 1.2x); served ${per.map((p) => p.served).join('/')}, peak in flight ${per.map((p) => p.peak).join('/')}; client CPU ${((used.user + used.system) / 1000 / REQUESTS).toFixed(2)} ms/request; load average ${loadavg()[0].toFixed(2)}`);
+  }
 }
