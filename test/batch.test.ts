@@ -129,3 +129,141 @@ describe('codegauge run --batch', () => {
     expect(s.paths.length).toBe(before);
   });
 });
+
+describe('codegauge run --batch: generated exec systems', () => {
+  it('generates through a batch (seed + s per sample); the next interactive run sends no request', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { cli } = await import('./helpers.js');
+    const { readBenchmark } = await import('../src/exec/problems.js');
+    const { scriptedReply } = await import('./fixtures/scripted-coder.js');
+    const chosen = ['HumanEval/53', 'HumanEval/10'].map((id) => readBenchmark('humaneval').problems.find((p) => p.taskId === id)!);
+    const s = await server({ reply: (body) => scriptedReply(chosen, body) });
+    writeFileSync(join(dir, 'gen-problems.jsonl'), chosen.map((p) => JSON.stringify({ task_id: p.taskId, prompt: p.prompt, entry_point: p.entryPoint, canonical_solution: p.canonicalSolution, test: p.tests })).join('\n') + '\n');
+    const config = join(dir, 'gen-batch.yaml');
+    writeFileSync(config, `out: gen-batch-out\nstore: gen-batch.sqlite\nexec:\n  problems: gen-problems.jsonl\n  systems:\n    coder: {model: coder, n: 2, temperature: 0.8}\n  k: [1, 2]\nmodels:\n  coder:\n    model: openai:coder\n    base_url: ${s.url}\nllm:\n  batch_poll: 0\n  retries: 0\n`);
+    const first = await cli('run', '--config', config, '--batch', '--format', 'json');
+    expect(first.err).not.toMatch(/error/);
+    expect(first.code).toBe(0);
+    const run = JSON.parse(first.out);
+    expect(run.llm).toMatchObject({ requests: 0, batches: 1 });
+    expect(s.batches.length).toBe(1);
+    expect(s.batches[0].bodies.map((b) => b.seed).sort()).toEqual([0, 0, 1, 1]);
+    expect(s.batches[0].bodies[0]).toMatchObject({ model: 'coder', temperature: 0.8 });
+    // HumanEval/53 always right, HumanEval/10 for the even seed: pass@1 = (1 + 0.5) / 2
+    expect(run.scores.find((x: any) => x.metric === 'pass@1').score).toBeCloseTo(75, 10);
+    expect(run.generation[0]).toMatchObject({ system: 'coder', asked: 4, reused: 0 });
+    const before = s.paths.length;
+    const second = await cli('run', '--config', config, '--format', 'json');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.out).llm).toMatchObject({ requests: 0 });
+    expect(s.paths.length).toBe(before);
+  });
+});
+
+describe('codegauge run --batch: a model the Batch API cannot serve', () => {
+  it('is a config error at the model, before any request', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { cli } = await import('./helpers.js');
+    const config = join(dir, 'gen-ollama.yaml');
+    writeFileSync(config, `out: gen-ollama-out\nstore: gen-ollama.sqlite\nexec:\n  benchmark: humaneval\n  limit: 1\n  systems:\n    coder: {model: "ollama:coder"}\n`);
+    const r = await cli('run', '--config', config, '--batch');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/gen-ollama\.yaml:7: exec\.systems\.coder\.model: --batch \(llm\.batch\) needs an openai: model with a base_url/);
+  });
+});
+
+describe('codegauge judge --batch', () => {
+  const files = async () => {
+    const { writeFileSync } = await import('node:fs');
+    const refs = join(dir, 'judge-refs.py.jsonl');
+    const hyps = join(dir, 'judge-sys.py.jsonl');
+    writeFileSync(refs, references.map((r) => JSON.stringify(r[0])).join('\n') + '\n');
+    writeFileSync(hyps, systems[0].hypotheses.map((h) => JSON.stringify(h)).join('\n') + '\n');
+    return { refs, hyps };
+  };
+  const expected = references.map((_, i) => (i % 2 ? 100 : 25));
+
+  it('grades through a batch; an interactive judge run afterwards sends nothing (the same cache)', async () => {
+    const { cli } = await import('./helpers.js');
+    const s = await server({ reply: iceReply });
+    const { refs, hyps } = await files();
+    const args = ['judge', '--method', 'ice', '--model', 'openai:judge', '--base-url', s.url, '--refs', refs, '--hyps', hyps, '--cache-file', join(dir, 'judge-batch.sqlite'), '--retries', '0', '--format', 'json'];
+    const first = await cli(...args, '--batch', '--batch-poll', '0');
+    expect(first.err).not.toMatch(/error/);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.out).systems[0].scores[0].segments).toEqual(expected);
+    expect(first.err).toMatch(/batch: 1 batch\(es\) submitted, 8 request\(s\), 0 failed/);
+    expect(s.batches.length).toBe(1);
+    const before = s.paths.length;
+    const again = await cli(...args);
+    expect(again.code).toBe(0);
+    expect(s.paths.length).toBe(before);
+    expect(JSON.parse(again.out).systems[0].scores[0].segments).toEqual(expected);
+  });
+
+  it('resumes after a restart: the batch id kept in --cache-file is polled again, not submitted twice', async () => {
+    const { createServer } = await import('node:http');
+    const { cli } = await import('./helpers.js');
+    const s = await server({ reply: iceReply });
+    // A proxy that is down for polls (the first process dies while it waits for its batch).
+    let down = true;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', async () => {
+        if (down && req.method === 'GET' && req.url?.startsWith('/v1/batches/')) {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end('{"error": {"message": "unavailable"}}');
+          return;
+        }
+        const r = await fetch(s.url.replace(/\/v1$/, '') + req.url, { method: req.method, headers: { 'content-type': req.headers['content-type'] ?? 'application/json' }, body: req.method === 'GET' ? undefined : Buffer.concat(chunks) });
+        res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/v1`;
+      const { refs, hyps } = await files();
+      const args = ['judge', '--method', 'ice', '--model', 'openai:judge', '--base-url', url, '--refs', refs, '--hyps', hyps, '--cache-file', join(dir, 'judge-resume.sqlite'), '--batch', '--batch-poll', '0', '--format', 'json'];
+      const first = await cli(...args);
+      expect(first.code).toBe(1);
+      expect(first.err).toMatch(/HTTP 503/);
+      expect(first.err).not.toMatch(/internal error/);
+      expect(s.batches.length).toBe(1);
+      down = false;
+      const second = await cli(...args);
+      expect(second.err).toMatch(/batch batch-\d+: resuming \(8 request\(s\)\)/);
+      expect(second.code).toBe(0);
+      expect(s.batches.length).toBe(1);
+      expect(JSON.parse(second.out).systems[0].scores[0].segments).toEqual(expected);
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
+  it('usage errors name the option: an Ollama model, --logprobs, --no-cache, no server, --batch-poll alone', async () => {
+    const { cli } = await import('./helpers.js');
+    const { refs, hyps } = await files();
+    const base = ['judge', '--method', 'ice', '--refs', refs, '--hyps', hyps, '--cache-file', join(dir, 'judge-usage.sqlite')];
+    const cases: [string[], RegExp][] = [
+      [['--model', 'ollama:j', '--batch'], /--batch needs openai: models .*--model ollama:j/],
+      [['--model', 'openai:j', '--base-url', 'http://127.0.0.1:9/v1', '--batch', '--logprobs'], /--batch cannot ask for log-probabilities/],
+      [['--model', 'openai:j', '--base-url', 'http://127.0.0.1:9/v1', '--batch', '--no-cache'], /--batch keeps the answers and the batch ids in the cache/],
+      [['--model', 'openai:j', '--batch'], /--batch needs --base-url \(or OPENAI_BASE_URL\)/],
+      [['--model', 'openai:j', '--base-url', 'http://127.0.0.1:9/v1', '--batch-poll', '5'], /--batch-poll does nothing without --batch/],
+    ];
+    const saved = process.env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_BASE_URL;
+    try {
+      for (const [args, message] of cases) {
+        const r = await cli(...base, ...args);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.err.trim().split('\n')).toHaveLength(1);
+        expect(r.err).toMatch(message);
+      }
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_BASE_URL = saved;
+    }
+  });
+});

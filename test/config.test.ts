@@ -84,6 +84,43 @@ describe('config validation', () => {
     expect(errorOf(path).message).toContain('"gpt" is neither a name in models (none) nor a model spec');
   });
 
+  it('the starter\'s commented-out model parts are valid once uncommented', () => {
+    const lines = STARTER_CONFIG.split('\n');
+    const from = lines.findIndex((l) => l.startsWith('# models:'));
+    const text = lines
+      .map((l, i) => (i >= from && l.startsWith('# ') ? l.slice(2) : l))
+      .map((l) => l.replace(/^ {4}# coder: \{/, '    coder: {'))
+      .join('\n');
+    expect(text).toMatch(/^judges:/m);
+    const { config } = loadConfig(write('uncommented.yaml', text));
+    expect(config.exec!.systems.coder).toEqual({ model: 'coder', n: 10, temperature: 0.8, max_tokens: 1024, seed: 0 });
+    expect(config.judges[0]).toMatchObject({ method: 'dsa-simple', model: 'judge', segment_threshold: 50 });
+    expect(config.llm.batch).toBe(false);
+  });
+
+  it('generated exec systems: defaults, an unknown model, a misspelt key, a bad n or name are located', () => {
+    const exec = (systems: string) => STARTER_CONFIG.replace('    canonical: canonical   #', `${systems}\n    canonical: canonical   #`);
+    const line = (text: string, needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+    const ok = loadConfig(write('gen-ok.yaml', exec('    coder: {model: "openai:coder"}')));
+    expect(ok.config.exec!.systems.coder).toEqual({ model: 'openai:coder', n: 1, seed: 0 });
+    let text = exec('    coder: {model: coder, n: 4}');
+    let e = errorOf(write('gen-model.yaml', text));
+    expect(e.message).toContain('exec.systems.coder.model: "coder" is neither a name in models (none) nor a model spec');
+    expect(e.line).toBe(line(text, 'coder: {model'));
+    text = exec('    coder:\n      model: openai:coder\n      temprature: 0.8');
+    e = errorOf(write('gen-key.yaml', text));
+    expect(e.message).toContain('exec.systems.coder.temprature: unknown key "temprature"; allowed: model, n, temperature, max_tokens, seed');
+    expect(e.line).toBe(line(text, 'temprature'));
+    e = errorOf(write('gen-n.yaml', exec('    coder: {model: openai:coder, n: 0}')));
+    expect(e.message).toContain('exec.systems.coder.n: must be at least 1');
+    e = errorOf(write('gen-type.yaml', exec('    coder: 3')));
+    expect(e.message).toContain('exec.systems.coder: expected a string or an object with keys model, n, temperature, max_tokens, seed');
+    e = errorOf(write('gen-name.yaml', exec('    "a/b": {model: openai:coder}')));
+    expect(e.message).toContain('exec.systems.a/b: a system name of letters, digits, . _ - @');
+    e = errorOf(write('threshold.yaml', STARTER_CONFIG + 'judges:\n  - method: dsa\n    model: openai:j\n    segment_threshold: 101\n'));
+    expect(e.message).toContain('judges.0.segment_threshold: must be at most 100');
+  });
+
   it('run without a config here says how to make one', async () => {
     const r = await cli('run', '--config', join(dir, 'absent.yaml'));
     expect(r.code).toBe(2);

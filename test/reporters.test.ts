@@ -102,3 +102,139 @@ describe('the Kubernetes and Slurm examples', () => {
     }
   });
 });
+
+/**
+ * A strict XML 1.0 well-formedness check (no parser ships with the project): one root, balanced tags, quoted
+ * attributes, only the five entities and character references, only characters XML allows. Returns the tree, with
+ * attribute values and text decoded.
+ */
+interface XmlNode {
+  name: string;
+  attrs: Record<string, string>;
+  children: XmlNode[];
+  text: string;
+}
+function parseXml(xml: string): XmlNode {
+  const invalid = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u.exec(xml);
+  if (invalid) throw new Error(`character U+${invalid[0].charCodeAt(0).toString(16)} at ${invalid.index}`);
+  const decode = (s: string, at: number) =>
+    s.replace(/&([^;]*);|&/g, (_, ref: string | undefined) => {
+      const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+      if (ref === undefined) throw new Error(`bare & near ${at}`);
+      if (ref in named) return named[ref];
+      const num = /^#(\d+)$/.exec(ref) ?? /^#x([0-9a-fA-F]+)$/.exec(ref);
+      if (!num) throw new Error(`unknown entity &${ref}; near ${at}`);
+      return String.fromCodePoint(parseInt(num[1], ref.startsWith('#x') ? 16 : 10));
+    });
+  let i = 0;
+  const prolog = /^<\?xml version="1\.0" encoding="UTF-8"\?>\n/.exec(xml);
+  if (!prolog) throw new Error('no XML declaration');
+  i = prolog[0].length;
+  const stack: XmlNode[] = [{ name: '#document', attrs: {}, children: [], text: '' }];
+  const name = /[A-Za-z_][\w.-]*/y;
+  while (i < xml.length) {
+    if (xml[i] !== '<') {
+      const end = xml.indexOf('<', i);
+      const text = xml.slice(i, end < 0 ? xml.length : end);
+      if (text.includes('>') && text.includes(']]>')) throw new Error(`]]> in text at ${i}`);
+      if (stack.length === 1 && text.trim()) throw new Error(`text outside the root at ${i}`);
+      stack[stack.length - 1].text += decode(text, i);
+      i = end < 0 ? xml.length : end;
+      continue;
+    }
+    if (xml[i + 1] === '/') {
+      name.lastIndex = i + 2;
+      const m = name.exec(xml);
+      const top = stack.pop()!;
+      if (!m || m[0] !== top.name || xml[i + 2 + m[0].length] !== '>') throw new Error(`unbalanced </${m?.[0]}> for <${top.name}> at ${i}`);
+      i += 3 + m[0].length;
+      continue;
+    }
+    name.lastIndex = i + 1;
+    const m = name.exec(xml);
+    if (!m) throw new Error(`bad tag at ${i}`);
+    const node: XmlNode = { name: m[0], attrs: {}, children: [], text: '' };
+    i += 1 + m[0].length;
+    for (;;) {
+      const ws = /\s*/y;
+      ws.lastIndex = i;
+      i += ws.exec(xml)![0].length;
+      if (xml.startsWith('/>', i) || xml[i] === '>') break;
+      const a = /([A-Za-z_][\w.-]*)="([^"<]*)"/y;
+      a.lastIndex = i;
+      const am = a.exec(xml);
+      if (!am) throw new Error(`bad attribute at ${i}: ${xml.slice(i, i + 40)}`);
+      if (am[1] in node.attrs) throw new Error(`attribute ${am[1]} twice at ${i}`);
+      node.attrs[am[1]] = decode(am[2], i);
+      i += am[0].length;
+    }
+    if (stack.length === 1 && stack[0].children.length) throw new Error('a second root element');
+    stack[stack.length - 1].children.push(node);
+    if (xml.startsWith('/>', i)) i += 2;
+    else {
+      i += 1;
+      stack.push(node);
+    }
+  }
+  if (stack.length !== 1) throw new Error(`unclosed <${stack[stack.length - 1].name}>`);
+  return stack[0].children[0];
+}
+
+describe('JUnit test cases per judged segment', () => {
+  it('one case per system x segment: a failure where the judge gave no score or one under the threshold, with the reason', () => {
+    const judged: RunResult = {
+      ...run,
+      judge_segments: [
+        { system: 'codex', metric: 'dsa', threshold: 50, segments: [{ id: '1', score: 100 }, { id: '2', score: 25 }, { id: '3', score: null, error: 'unreadable reply after 2 reminders' }] },
+        { system: 'baseline', metric: 'dsa', threshold: null, segments: [{ id: '1', score: 0 }, { id: '2', score: null, error: 'HTTP 500 <boom> & "more"' }] },
+      ],
+    };
+    const xml = junitXml(judged);
+    const root = parseXml(xml);
+    const suite = root.children.find((s) => s.attrs.name === 'codegauge judge segments')!;
+    expect(suite.attrs).toMatchObject({ tests: '5', failures: '3' });
+    const cases = suite.children;
+    expect(cases.map((c) => `${c.attrs.classname} ${c.attrs.name}`)).toEqual(['codegauge.judge.codex.dsa segment 1', 'codegauge.judge.codex.dsa segment 2', 'codegauge.judge.codex.dsa segment 3', 'codegauge.judge.baseline.dsa segment 1', 'codegauge.judge.baseline.dsa segment 2']);
+    const failure = (c: XmlNode) => c.children.find((x) => x.name === 'failure');
+    expect(failure(cases[0])).toBeUndefined();
+    expect(failure(cases[1])!.attrs).toEqual({ message: 'codex dsa segment 2: scored 25.00, under the threshold 50', type: 'below-threshold' });
+    expect(failure(cases[2])!.attrs).toEqual({ message: 'codex dsa segment 3: the judge produced no score: unreadable reply after 2 reminders', type: 'judge-failure' });
+    expect(failure(cases[3])).toBeUndefined(); // no threshold: a low grade is no failure
+    expect(failure(cases[4])!.attrs.message).toBe('baseline dsa segment 2: the judge produced no score: HTTP 500 <boom> & "more"');
+    expect(markdownSummary(judged)).toContain('Judged segments: 5; 2 without a score, 1 under their threshold.');
+  });
+
+  it('stays well-formed on a large run with hostile text (control characters, cut surrogate pairs, ]]>, line breaks)', () => {
+    const nasty = ['a\u0000b\u0007c', 'cut \uD83D', '\uDE00 tail', ']]> <![CDATA[ x ]]>', 'line 1\nline 2\r\n\ttab', '&amp; &#0; &bogus;', 'x'.repeat(5000)];
+    const n = 10_000;
+    const judged: RunResult = {
+      ...run,
+      judge_segments: [
+        {
+          system: 'sys <1> & "q"',
+          metric: 'ice@openai:m',
+          threshold: 50,
+          segments: Array.from({ length: n }, (_, i) => (i % 3 === 0 ? { id: String(i + 1), score: null, error: nasty[i % nasty.length] } : { id: String(i + 1), score: (i % 5) * 25 })),
+        },
+      ],
+    };
+    const root = parseXml(junitXml(judged));
+    const suite = root.children.find((s) => s.attrs.name === 'codegauge judge segments')!;
+    expect(suite.children).toHaveLength(n);
+    const failures = suite.children.filter((c) => c.children.some((x) => x.name === 'failure'));
+    expect(Number(suite.attrs.failures)).toBe(failures.length);
+    const first = suite.children[0];
+    expect(first.attrs.classname).toBe('codegauge.judge.sys <1> & "q".ice@openai:m');
+    expect(first.children[0].attrs.message).toBe('sys <1> & "q" ice@openai:m segment 1: the judge produced no score: abc');
+    // segment i (0-based) failed with nasty[i % 7] when i % 3 == 0
+    const failureOf = (k: number) => suite.children[[0, 1, 2, 3, 4, 5, 6].map((j) => j * 7 + k).find((i) => i % 3 === 0)!].children[0];
+    // line breaks survive in attributes; a message is cut at 500 characters, the text keeps the whole reason
+    expect(failureOf(4).attrs.message).toContain('line 1\nline 2\r\n\ttab');
+    expect(failureOf(6).attrs.message.length).toBeLessThanOrEqual(501);
+    expect(failureOf(6).text).toContain('x'.repeat(5000));
+    expect(failureOf(1).attrs.message).toContain('cut \uFFFD');
+    expect(failureOf(2).attrs.message).toContain('\uFFFD tail');
+    expect(failureOf(3).text).toContain(']]> <![CDATA[ x ]]>');
+    expect(failureOf(5).attrs.message).toContain('&amp; &#0; &bogus;');
+  });
+});

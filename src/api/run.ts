@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError, UsageError, writing } from '../errors.js';
-import { readBenchmark, readProblems, readSamples, type ProblemSet } from '../exec/problems.js';
+import { generationPrompt, readGenerations, type Generation } from '../exec/eval.js';
+import { extractCode, loadExtractor } from '../exec/extract.js';
+import { readBenchmark, readProblems, readSamples, type Problem, type ProblemSet } from '../exec/problems.js';
 import { execSystems, type ExecRow, type ExecSummary } from '../exec/run.js';
+import { runnerFor } from '../exec/runners.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
 import { lockOutput } from '../io/lock.js';
 import { readHypotheses, readReferences } from '../io/segments.js';
@@ -11,26 +14,30 @@ import { DsaJudge } from '../judges/dsa.js';
 import { IceJudge } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
 import { judgeSystems } from '../judges/judge-run.js';
-import { runBatched } from '../llm/batch.js';
+import { runBatched, type BatchOptions } from '../llm/batch.js';
 import { LlmClient } from '../llm/client.js';
-import { parseModelSpec } from '../llm/model-spec.js';
+import { parseModelSpec, type ModelSpec } from '../llm/model-spec.js';
 import { LlmStore } from '../llm/store.js';
+import type { Metric } from '../metrics/metric.js';
+import { ExactSums } from '../stats/exact-sum.js';
 import { renderReport } from '../report/html.js';
 import { readReportInput } from '../report/inputs.js';
 import { VERSION } from '../version.js';
 import { BaselineStore, itemKey, type ItemResults } from '../config/baselines.js';
 import { loadConfig, metricSpec, type LoadedConfig } from '../config/load.js';
-import type { CodegaugeConfig } from '../config/schema.js';
+import type { CodegaugeConfig, GeneratedSystemConfig } from '../config/schema.js';
 import { inShard, shardDirName, shardLabel, type Shard } from '../config/shard.js';
 import { compareSystems } from './compare.js';
 import { compareResults, type ResultsSystem } from './compare-input.js';
-import { scoreSystems, type ScoreReport } from './score.js';
+import type { ItemStatistics } from './merge.js';
+import { scoreSystems, type MetricScore, type ScoreReport } from './score.js';
 
 /**
- * `codegauge run`: the whole matrix of a config through the library (score, compare, exec, judges, report), with
- * the existing resume (exec results.jsonl, the LLM response cache), optional baselines in the SQLite store and
- * gates on them. Results: OUT/score.json, compare.json, exec/{results.jsonl,summary.json}, judge-*.json,
- * items.jsonl (every per-item result, what baselines and `merge` use), run.json and report.html.
+ * `codegauge run`: the whole matrix of a config through the library (score, compare, generation, exec, judges,
+ * report), with the existing resume (exec/generations/*.jsonl, exec/results.jsonl, the LLM response cache), optional
+ * baselines in the SQLite store and gates on them. Results: OUT/score.json, compare.json,
+ * exec/{results.jsonl,summary.json}, judge-*.json, items.jsonl (every per-item result, what baselines and `merge`
+ * use; metric items carry their summed sufficient statistics), run.json and report.html.
  */
 export interface RunOptions {
   config: string | LoadedConfig;
@@ -43,7 +50,7 @@ export interface RunOptions {
   /** Gate delta for every compared result without its own `fail_if_worse`. */
   failIfWorse?: number;
   shard?: Shard;
-  /** Judges through the Batch API (overrides the config's llm.batch). */
+  /** Judges and generation through the Batch API (overrides the config's llm.batch). */
   batch?: boolean;
   log?: (line: string) => void;
   onProgress?: (label: string) => ((done: number, total: number) => void) | undefined;
@@ -77,6 +84,28 @@ export interface BaselineComparison {
   reason: string;
 }
 
+/** One judge's grades of one system, segment by segment (JUnit's test cases per judged segment). */
+export interface JudgeSegments {
+  system: string;
+  metric: string;
+  /** The judge's `segment_threshold` (0-100): a segment graded under it is a failed test case. */
+  threshold: number | null;
+  /** `id`: the segment's 1-based number in data.refs; `score`: 0-100, null where the judge failed (`error` says why). */
+  segments: { id: string; score: number | null; error?: string }[];
+}
+
+/** What generation did for an exec system written by a model. */
+export interface RunGeneration {
+  system: string;
+  model: string;
+  n: number;
+  problems: number;
+  /** Replies taken from exec/generations/SYSTEM.jsonl (a resumed run). */
+  reused: number;
+  /** Replies asked for now (answered by the server or by the response cache). */
+  asked: number;
+}
+
 export interface RunResult {
   kind: 'run';
   version: string;
@@ -86,6 +115,9 @@ export interface RunResult {
   scores: RunScore[];
   exec: { ran: number; reused: number; rows: Pick<ExecRow, 'system' | 'index' | 'task_id' | 'status' | 'passed' | 'stderr' | 'duration_ms'>[] } | null;
   llm: { requests: number; cache_hits: number; batches?: number } | null;
+  /** Exec systems generated by a model (exec.systems entries with `model`). */
+  generation?: RunGeneration[];
+  judge_segments?: JudgeSegments[];
   baseline: { name: string; created: string; comparisons: BaselineComparison[] } | null;
   saved_baseline: string | null;
   warnings: string[];
@@ -137,7 +169,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     warnings: [],
     files: [],
   };
-  const items: ItemResults[] = [];
+  const items: (ItemResults & { statistics?: ItemStatistics })[] = [];
   const reportFiles: string[] = [];
   const notes: string[] = [];
   const file = (name: string) => {
@@ -145,7 +177,11 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     result.files.push(path);
     return path;
   };
+  const llm = new LlmModels(config, storePath, options.batch ?? config.llm.batch);
   try {
+    // Every model this run uses, checked before any work (--batch needs openai: models with a server).
+    for (const [name, source] of Object.entries(config.exec?.systems ?? {})) if (typeof source !== 'string') llm.model(source.model, ['exec', 'systems', name, 'model'], loaded);
+    if (config.data) config.judges.forEach((j, i) => llm.model(j.model, ['judges', i, 'model'], loaded));
     // Data: references and systems, cut to the shard (segment ids are 1-based line numbers).
     let data: { references: string[][]; systems: { name: string; hypotheses: string[] }[]; ids: string[]; refsSha: string; problems?: string[] } | undefined;
     if (config.data) {
@@ -173,11 +209,11 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
       log(`scoring ${data.systems.length} system(s) x ${config.metrics.length} metric(s) on ${data.ids.length} segment(s)`);
       const specs = config.metrics.map(metricSpec);
       const { parseMetric } = await import('../metrics/registry.js');
-      const metrics = specs.map((s) => parseMetric(s, { language: config.data!.lang }));
+      const taps = specs.map((s) => tapStatistics(parseMetric(s, { language: config.data!.lang }), data!.systems.length));
       const report: ScoreReport & { ids?: string[] } = await scoreSystems({
         references: data.references,
         systems: data.systems,
-        metrics,
+        metrics: taps.map((t) => t.metric),
         segments: true,
         confidence: config.confidence > 0 ? { samples: config.confidence } : undefined,
       });
@@ -185,13 +221,14 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
       const path = file('score.json');
       writeJson(path, report);
       reportFiles.push(path);
-      for (const s of report.systems) {
-        for (const m of s.scores) {
+      report.systems.forEach((s, si) => {
+        s.scores.forEach((m, mi) => {
           const score = finite(m.score);
           result.scores.push({ kind: 'metric', system: s.name, metric: m.metric, score, ci: m.confidence && score !== null ? [m.confidence.mean - m.confidence.ci, m.confidence.mean + m.confidence.ci] : null, signature: m.signature });
-          items.push({ kind: 'metric', system: s.name, metric: m.metric, signature: `${baseSignature(m.signature)}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite) });
-        }
-      }
+          const statistics = taps[mi].statistics(si, m, config.data!.lang);
+          items.push({ kind: 'metric', system: s.name, metric: m.metric, signature: `${baseSignature(m.signature)}|refs:${data!.refsSha}`, ids: data!.ids, values: (m.segments ?? []).map(finite), ...(statistics ? { statistics } : {}) });
+        });
+      });
     }
 
     // Comparisons within the run (sacrebleu's paired tests on corpus scores).
@@ -207,20 +244,50 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
       result.warnings.push(...report.warnings);
     }
 
-    // Execution (resumes from OUT/exec/results.jsonl: a rerun with nothing changed runs no program).
+    // Execution (resumes from OUT/exec/results.jsonl: a rerun with nothing changed runs no program), of samples
+    // files, canonical solutions, or samples a model generates (resumed from OUT/exec/generations/SYSTEM.jsonl and
+    // the response cache: a rerun with nothing changed sends no request).
     if (config.exec) {
       const e = config.exec;
       const problems: ProblemSet = e.benchmark ? readBenchmark(e.benchmark) : readProblems(loaded.resolvePath(e.problems!), e.lang);
       const limited = new Set((e.limit ? problems.problems.slice(0, e.limit) : problems.problems).filter((p) => inShard(p.taskId, shard)).map((p) => p.key));
+      const chosen = problems.problems.filter((p) => limited.has(p.key));
       const execDir = join(out, 'exec');
       const samplesDir = join(execDir, 'samples');
       writing(samplesDir, () => mkdirSync(samplesDir, { recursive: true }));
+      const generated = Object.entries(e.systems).filter((x): x is [string, GeneratedSystemConfig] => typeof x[1] !== 'string');
+      if (generated.length) {
+        // A missing toolchain or grammar stops before any request.
+        for (const language of new Set(chosen.map((p) => p.language))) {
+          runnerFor(language);
+          await loadExtractor(language);
+        }
+      }
       const samplePaths: string[] = [];
       for (const [name, source] of Object.entries(e.systems)) {
         if (!/^[\w.@-]+$/.test(name)) throw loaded.error(['exec', 'systems', name], 'a system name of letters, digits, . _ - @');
         let lines: string[];
-        if (source === 'canonical') {
-          lines = problems.problems.filter((p) => limited.has(p.key)).map((p) => {
+        if (typeof source !== 'string') {
+          const model = llm.model(source.model, ['exec', 'systems', name, 'model'], loaded);
+          const temperature = source.temperature ?? config.llm.temperature;
+          log(`generating ${source.n} sample(s) per problem for ${name} on ${chosen.length} problem(s) with ${model.name}${llm.batch ? ' (batch)' : ''}`);
+          const g = await generateSamples({
+            system: name,
+            problems: chosen,
+            model,
+            n: source.n,
+            temperature,
+            seed: source.seed,
+            maxTokens: source.max_tokens ?? config.llm.max_tokens,
+            dir: join(execDir, 'generations'),
+            batch: llm.batch ? llm.batchOptions(model, log) : undefined,
+            onProgress: options.onProgress?.(`generate ${name}`),
+          });
+          llm.absorb(g.batch);
+          (result.generation ??= []).push({ system: name, model: model.name, n: source.n, problems: chosen.length, reused: g.reused, asked: g.asked });
+          lines = g.lines;
+        } else if (source === 'canonical') {
+          lines = chosen.map((p) => {
             if (p.canonicalSolution === undefined) throw loaded.error(['exec', 'systems', name], `problem ${p.taskId} has no canonical solution`);
             return JSON.stringify({ task_id: p.taskId, completion: p.canonicalSolution });
           });
@@ -257,6 +324,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
         },
       });
       result.files.push(join(execDir, 'results.jsonl'), join(execDir, 'summary.json'));
+      if (generated.length) result.files.push(...generated.map(([name]) => join(execDir, 'generations', `${name}.jsonl`)));
       result.exec = { ran: total - (first ?? 0), reused: first ?? 0, rows: rows.map((r) => ({ system: r.system, index: r.index, task_id: r.task_id, status: r.status, passed: r.passed, stderr: r.stderr, duration_ms: r.duration_ms })) };
       for (const s of summary.systems) {
         for (const [k, v] of Object.entries(s.pass_at)) result.scores.push({ kind: 'exec', system: s.name, metric: `pass@${k}`, score: v === null ? null : 100 * v, ci: null, signature: s.signature });
@@ -268,75 +336,43 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
 
     // LLM judges (the response cache in the store: a rerun with nothing changed sends no request).
     if (data && config.judges.length) {
-      const llmStore = new LlmStore(storePath);
-      try {
-        const clients = new Map<string, LlmClient>();
-        let requests = 0;
-        let cacheHits = 0;
-        let batches = 0;
-        const batch = options.batch ?? config.llm.batch;
-        for (const [i, j] of config.judges.entries()) {
-          const named = config.models[j.model];
-          const spec = parseModelSpec(named?.model ?? j.model);
-          const baseUrls = named?.base_url ? (Array.isArray(named.base_url) ? named.base_url : [named.base_url]) : process.env.OPENAI_BASE_URL ? process.env.OPENAI_BASE_URL.split(',') : [];
-          const clientKey = JSON.stringify([baseUrls, named?.ollama_host, named?.api_key_env]);
-          let client = clients.get(clientKey);
-          if (!client) {
-            client = new LlmClient({
-              baseUrls,
-              apiKey: named?.api_key_env ? process.env[named.api_key_env] : process.env.OPENAI_API_KEY,
-              ollamaHosts: [named?.ollama_host ?? process.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434'],
-              concurrency: config.llm.concurrency,
-              timeoutMs: config.llm.timeout * 1000,
-              retries: config.llm.retries,
-              store: llmStore,
-            });
-            clients.set(clientKey, client);
-          }
-          const judge: Judge = j.method === 'ice' ? new IceJudge({}) : new DsaJudge({ simplified: j.method === 'dsa-simple' });
-          const systems = j.systems ? data.systems.filter((s) => j.systems!.includes(s.name)) : data.systems;
-          const modelName = named?.model ?? j.model;
-          log(`judging ${systems.length} system(s) with ${j.method} (${modelName})`);
-          const judgeWith = (c: LlmClient) =>
-            judgeSystems({
-              judge,
-              modelName,
-              context: { client: c, model: spec, temperature: config.llm.temperature, seed: config.llm.seed, maxTokens: config.llm.max_tokens },
-              references: data!.references,
-              systems,
-              problems: data!.problems,
-              language: config.data!.lang!,
-              repeat: j.repeat,
-              onProgress: batch ? undefined : options.onProgress?.(`judge ${j.method}`),
-            });
-          let report;
-          if (batch) {
-            if (spec.kind !== 'openai' || baseUrls.length === 0) throw loaded.error(['judges', i, 'model'], 'batch judging needs an openai: model with a base_url (or OPENAI_BASE_URL)');
-            const batched = await runBatched(judgeWith, { baseUrl: baseUrls[0], apiKey: named?.api_key_env ? process.env[named.api_key_env] : process.env.OPENAI_API_KEY, store: llmStore, pollMs: config.llm.batch_poll * 1000, log });
-            report = batched.result;
-            batches += batched.stats.batches;
-            cacheHits += batched.client.usage.cacheHits;
-          } else report = await judgeWith(client);
-          const name = config.judges.filter((x) => x.method === j.method).length > 1 ? `judge-${j.method}-${i + 1}.json` : `judge-${j.method}.json`;
-          const path = file(name);
-          writeJson(path, shard ? { ...report, ids: data.ids } : report);
-          reportFiles.push(path);
-          for (const s of report.systems) {
-            for (const m of s.scores) {
-              result.scores.push({ kind: 'judge', system: s.name, metric: m.metric, score: finite(m.score), ci: null, signature: m.signature });
-              items.push({ kind: 'judge', system: s.name, metric: m.metric, signature: `${m.signature}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite) });
-            }
+      for (const [i, j] of config.judges.entries()) {
+        const model = llm.model(j.model, ['judges', i, 'model'], loaded);
+        const judge: Judge = j.method === 'ice' ? new IceJudge({}) : new DsaJudge({ simplified: j.method === 'dsa-simple' });
+        const systems = j.systems ? data.systems.filter((s) => j.systems!.includes(s.name)) : data.systems;
+        log(`judging ${systems.length} system(s) with ${j.method} (${model.name})`);
+        const judgeWith = (c: LlmClient) =>
+          judgeSystems({
+            judge,
+            modelName: model.name,
+            context: { client: c, model: model.spec, temperature: config.llm.temperature, seed: config.llm.seed, maxTokens: config.llm.max_tokens },
+            references: data!.references,
+            systems,
+            problems: data!.problems,
+            language: config.data!.lang!,
+            repeat: j.repeat,
+            onProgress: llm.batch ? undefined : options.onProgress?.(`judge ${j.method}`),
+          });
+        let report: ScoreReport;
+        if (llm.batch) {
+          const batched = await runBatched(judgeWith, llm.batchOptions(model, log));
+          report = batched.result;
+          llm.absorb(batched);
+        } else report = await judgeWith(model.client);
+        const name = config.judges.filter((x) => x.method === j.method).length > 1 ? `judge-${j.method}-${i + 1}.json` : `judge-${j.method}.json`;
+        const path = file(name);
+        writeJson(path, shard ? { ...report, ids: data.ids } : report);
+        reportFiles.push(path);
+        for (const s of report.systems) {
+          for (const m of s.scores) {
+            result.scores.push({ kind: 'judge', system: s.name, metric: m.metric, score: finite(m.score), ci: null, signature: m.signature });
+            items.push({ kind: 'judge', system: s.name, metric: m.metric, signature: `${m.signature}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite) });
+            (result.judge_segments ??= []).push(judgeSegments(s.name, m, data.ids, j.segment_threshold));
           }
         }
-        for (const c of clients.values()) {
-          requests += c.usage.requests;
-          cacheHits += c.usage.cacheHits;
-        }
-        result.llm = { requests, cache_hits: cacheHits, ...(batch ? { batches } : {}) };
-      } finally {
-        llmStore.close();
       }
     }
+    result.llm = llm.usage();
 
     // Baselines.
     if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, { ...options, subset: shard !== undefined }) };
@@ -356,9 +392,229 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     writeJson(runPath, { ...result, files: result.files.map((f) => relative(out, f)) });
     return result;
   } finally {
+    llm.close();
     baselineStore?.close();
     unlock();
   }
+}
+
+interface RunModel {
+  /** The model spec as written (`openai:MODEL`): names the model in signatures and generations. */
+  name: string;
+  spec: ModelSpec;
+  baseUrls: string[];
+  apiKey?: string;
+  client: LlmClient;
+}
+
+/**
+ * The config's models for generation and judges: one client per server set (its pool, retries and the response
+ * cache in the store, opened when a model is first needed), and what was sent.
+ */
+class LlmModels {
+  private store: LlmStore | undefined;
+  private readonly clients = new Map<string, LlmClient>();
+  private batches = 0;
+  private batchCacheHits = 0;
+
+  constructor(
+    private readonly config: CodegaugeConfig,
+    private readonly storePath: string,
+    readonly batch: boolean,
+  ) {}
+
+  /** A name in `models` or a model spec; `at` locates it in the config for errors. */
+  model(ref: string, at: (string | number)[], loaded: LoadedConfig): RunModel {
+    const named = this.config.models[ref];
+    const name = named?.model ?? ref;
+    const spec = parseModelSpec(name);
+    const baseUrls = named?.base_url ? (Array.isArray(named.base_url) ? named.base_url : [named.base_url]) : process.env.OPENAI_BASE_URL ? process.env.OPENAI_BASE_URL.split(',') : [];
+    const apiKey = named?.api_key_env ? process.env[named.api_key_env] : process.env.OPENAI_API_KEY;
+    if (this.batch && (spec.kind !== 'openai' || baseUrls.length === 0)) throw loaded.error(at, '--batch (llm.batch) needs an openai: model with a base_url (or OPENAI_BASE_URL)');
+    this.store ??= new LlmStore(this.storePath);
+    const key = JSON.stringify([baseUrls, named?.ollama_host, named?.api_key_env]);
+    let client = this.clients.get(key);
+    if (!client) {
+      const llm = this.config.llm;
+      client = new LlmClient({
+        baseUrls,
+        apiKey,
+        ollamaHosts: [named?.ollama_host ?? process.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434'],
+        concurrency: llm.concurrency,
+        timeoutMs: llm.timeout * 1000,
+        retries: llm.retries,
+        store: this.store,
+      });
+      this.clients.set(key, client);
+    }
+    return { name, spec, baseUrls, apiKey, client };
+  }
+
+  batchOptions(model: RunModel, log: (line: string) => void): BatchOptions {
+    // Batches go to the first server of the model's list (a batch is one job on one endpoint).
+    return { baseUrl: model.baseUrls[0], apiKey: model.apiKey, store: this.store!, pollMs: this.config.llm.batch_poll * 1000, log };
+  }
+
+  /** Counts a batched run's batches and the answers its last round took from the cache. */
+  absorb(batched: { stats: { batches: number }; client: LlmClient } | undefined): void {
+    if (!batched) return;
+    this.batches += batched.stats.batches;
+    this.batchCacheHits += batched.client.usage.cacheHits;
+  }
+
+  usage(): RunResult['llm'] {
+    if (!this.store) return null;
+    let requests = 0;
+    let cacheHits = this.batchCacheHits;
+    for (const c of this.clients.values()) {
+      requests += c.usage.requests;
+      cacheHits += c.usage.cacheHits;
+    }
+    return { requests, cache_hits: cacheHits, ...(this.batch ? { batches: this.batches } : {}) };
+  }
+
+  close(): void {
+    this.store?.close();
+  }
+}
+
+/**
+ * Samples of an exec system written by a model, as `codegauge eval` writes them: the same prompt, sample s asked
+ * with seed `seed + s`, replies appended to DIR/SYSTEM.jsonl as they arrive (a rerun asks only for what is missing,
+ * and the response cache answers what was asked before), the code extracted from each reply. Returns the samples
+ * file's lines in problem x sample order, each with the raw reply, the extraction steps and the code as run.
+ */
+async function generateSamples(input: {
+  system: string;
+  problems: readonly Problem[];
+  model: RunModel;
+  n: number;
+  temperature: number;
+  seed: number;
+  maxTokens?: number;
+  dir: string;
+  batch?: BatchOptions;
+  onProgress?: (done: number, total: number) => void;
+}): Promise<{ lines: string[]; reused: number; asked: number; batch?: { stats: { batches: number }; client: LlmClient } }> {
+  const { model, n, temperature, maxTokens } = input;
+  writing(input.dir, () => mkdirSync(input.dir, { recursive: true }));
+  const path = join(input.dir, `${input.system}.jsonl`);
+  const previous = readGenerations(path);
+  const replies = new Map<string, string>();
+  const kept: Generation[] = [];
+  const todo: { key: string; problem: Problem; sample: number; seed: number; prompt: string; sha: string }[] = [];
+  for (const problem of input.problems) {
+    const prompt = generationPrompt(problem);
+    const promptSha = createHash('sha256').update(prompt).digest('hex').slice(0, 16);
+    for (let s = 0; s < n; s++) {
+      const key = `${problem.taskId}\u0000${s}`;
+      const old = previous.get(key) as (Generation & { max_tokens?: number }) | undefined;
+      if (old && old.prompt_sha === promptSha && old.seed === input.seed + s && old.model === model.name && old.temperature === temperature && old.max_tokens === maxTokens) {
+        replies.set(key, old.reply);
+        kept.push(old);
+      } else todo.push({ key, problem, sample: s, seed: input.seed + s, prompt, sha: promptSha });
+    }
+  }
+  // Keep the reused rows only (a clean file: nothing stale, no half line), then append as replies arrive.
+  writing(path, () => writeFileSync(path, kept.map((g) => JSON.stringify(g) + '\n').join('')));
+  const total = input.problems.length * n;
+  let done = replies.size;
+  input.onProgress?.(done, total);
+  // Every missing reply, each failure kept (with --batch a round's unanswered requests fail as "deferred").
+  const ask = async (client: LlmClient): Promise<unknown[]> => {
+    const failures: unknown[] = [];
+    await Promise.all(
+      todo
+        .filter((t) => !replies.has(t.key))
+        .map(async (t) => {
+          try {
+            const r = await client.chat(model.spec, { messages: [{ role: 'user', content: t.prompt }], temperature, seed: t.seed, maxTokens });
+            replies.set(t.key, r.text);
+            const row: Generation & { max_tokens?: number } = { task_id: t.problem.taskId, sample: t.sample, seed: t.seed, model: model.name, temperature, prompt_sha: t.sha, reply: r.text, max_tokens: maxTokens };
+            writing(path, () => appendFileSync(path, JSON.stringify(row) + '\n'));
+            input.onProgress?.(++done, total);
+          } catch (e) {
+            failures.push(e);
+          }
+        }),
+    );
+    return failures;
+  };
+  let batch: { stats: { batches: number }; client: LlmClient } | undefined;
+  let failures: unknown[];
+  if (input.batch && todo.length) {
+    const batched = await runBatched(ask, input.batch);
+    failures = batched.result;
+    batch = batched;
+  } else failures = await ask(model.client);
+  // What was answered is kept: a rerun asks only for the rest.
+  if (failures.length) throw failures[0];
+  const lines: string[] = [];
+  for (const problem of input.problems) {
+    const runner = runnerFor(problem.language);
+    for (let s = 0; s < n; s++) {
+      const raw = replies.get(`${problem.taskId}\u0000${s}`)!;
+      const extraction = extractCode(raw, problem);
+      lines.push(
+        JSON.stringify({
+          task_id: problem.taskId,
+          sample: s,
+          ...(extraction.solution !== undefined ? { solution: extraction.solution } : { completion: extraction.completion ?? '' }),
+          extraction: extraction.steps,
+          raw,
+          // the code as it stands in the program run (the problem's tests and the harness's epilogue follow it)
+          code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, ...extraction }),
+        }),
+      );
+    }
+  }
+  return { lines, reused: kept.length, asked: todo.length, batch };
+}
+
+/**
+ * A metric whose per-system sums of sufficient statistics are kept as they are computed (the score path itself is
+ * unchanged), so that `merge` can recompute corpus scores of shards exactly. Statistics are only additive across
+ * shards when a segment's vector does not depend on the rest of the reference set (not CrystalBLEU's corpus=refs
+ * nor CodeBERTScore's idf=yes, whose weights are fitted on the references they see).
+ */
+function tapStatistics(metric: Metric<any>, systems: number): { metric: Metric<any>; statistics(system: number, score: MetricScore, lang?: string): ItemStatistics | undefined } {
+  const sums = Array.from({ length: systems }, () => new ExactSums(metric.statsSize));
+  let call = 0;
+  const tapped = new Proxy(metric, {
+    get(target, prop) {
+      if (prop === 'segmentStatistics') {
+        // The accumulator asks for each segment's systems in system order.
+        return (hyp: string, refs: unknown, row: Float64Array, offset: number) => {
+          target.segmentStatistics(hyp, refs, row, offset);
+          sums[call++ % systems].add(row.subarray(offset, offset + target.statsSize));
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    metric: tapped,
+    statistics(system, score, lang) {
+      if (metric.fitReferences && /\|(idf|corpus):refs\|/.test(`|${score.signature}|`)) return undefined;
+      const state = sums[system];
+      // Guard: the kept sums must give the very score the report holds.
+      if (!Object.is(metric.scoreFromStatistics(state.values()), score.score)) return undefined;
+      return { sums: state.state(), ...(lang ? { lang } : {}) };
+    },
+  };
+}
+
+/** One judge entry of a system as segments: grade, or the judge's failure with its reason. */
+function judgeSegments(system: string, m: MetricScore, ids: readonly string[], threshold: number | undefined): JudgeSegments {
+  // judgeEntry lists one error per failed segment, in segment order ("segment N: reason").
+  const errors = ((m as MetricScore & { errors?: string[] }).errors ?? []).map((e) => e.replace(/^segment \d+: /, ''));
+  let failed = 0;
+  const segments = (m.segments ?? []).map((v, i) => {
+    const score = finite(v);
+    return score === null ? { id: ids[i], score, error: errors[failed++] ?? 'no grade' } : { id: ids[i], score };
+  });
+  return { system, metric: m.metric, threshold: threshold ?? null, segments };
 }
 
 function execNotes(summary: ExecSummary): string[] {

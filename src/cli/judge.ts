@@ -8,11 +8,12 @@ import { lockOutput } from '../io/lock.js';
 // The judges are loaded when the command runs, not at CLI start-up.
 import type { IceAspect } from '../judges/ice.js';
 import type { Judge } from '../judges/judge.js';
+import type { LlmClient } from '../llm/client.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './io.js';
-import { collect, formatOption, integerIn, onlyWith } from './options.js';
+import { collect, formatOption, integerIn, numberIn, onlyWith } from './options.js';
 import { inferLanguage, readSystems } from './systems.js';
 
 /**
@@ -35,6 +36,8 @@ interface JudgeCliOptions extends LlmCliOptions {
   repeat: number;
   explain?: string;
   shard?: Shard;
+  batch?: boolean;
+  batchPoll: number;
   format: 'table' | 'json';
 }
 
@@ -77,11 +80,23 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .option('--repeat <k>', 'grade each sample k times (seeds differ) and report the variance and each judge\'s self-consistency', integerIn('--repeat', 1, 100), 1)
       .option('--explain <dir>', 'write per-sample decompositions, storage snapshots, differences and raw replies here')
       .option('--shard <i/N>', 'only shard i of N of the segments (a deterministic split by segment number); the JSON carries the segment ids, --explain goes to DIR/shard-i-of-N', parseShard)
+      .option('--batch', 'send the requests through the OpenAI-compatible Batch API of the first --base-url (one batch per judge step; resumable after a restart: the batch id is kept in --cache-file; answers go to the same cache)')
+      .option('--batch-poll <seconds>', 'with --batch: seconds between polls of a batch', numberIn('--batch-poll', 0, 86_400), 30)
       .addOption(formatOption()),
     { embeddings: false },
   ).action(async (opts: JudgeCliOptions, command: Command) => {
     const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../judges/judge-run.js')]);
     onlyWith(command, ['--storage-update'], '--method dsa', opts.method === 'dsa');
+    onlyWith(command, ['--batch-poll'], '--batch', opts.batch === true);
+    // The Batch API: an OpenAI-compatible endpoint, whose answers and batch ids live in the cache.
+    const batchUrl = opts.baseUrl?.[0] ?? process.env.OPENAI_BASE_URL?.split(',')[0];
+    if (opts.batch) {
+      const other = opts.model.find((m) => parseModelSpec(m).kind !== 'openai');
+      if (other) throw new UsageError(`--batch needs openai: models (the OpenAI-compatible Batch API), got --model ${other}`);
+      if (!batchUrl) throw new UsageError('--batch needs --base-url (or OPENAI_BASE_URL): the server that runs the batches');
+      if (opts.logprobs) throw new UsageError('--batch cannot ask for log-probabilities; drop --logprobs');
+      if (!opts.cache) throw new UsageError('--batch keeps the answers and the batch ids in the cache; drop --no-cache');
+    }
     const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
     if (!language) throw new InputError('give --lang (or name files like hyps.py.jsonl)');
     resolveLanguage(language); // fail early on an unknown language
@@ -110,23 +125,34 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       throw e;
     });
     try {
-      const report = await judgeSystems({
-        judge,
-        modelName: models[0].name,
-        models,
-        context: { client: runtime.client, model: models[0].spec, temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens, logprobs: opts.logprobs },
-        references,
-        systems,
-        problems,
-        language,
-        repeat: opts.repeat,
-        explainDir: opts.explain,
-        onProgress: io.progress?.(`judge ${opts.method}`, () => runtime.client.counters()),
-      });
+      const judgeWith = (client: LlmClient, onProgress?: (done: number, total: number) => void) =>
+        judgeSystems({
+          judge,
+          modelName: models[0].name,
+          models,
+          context: { client, model: models[0].spec, temperature: opts.temperature, seed: opts.seed, maxTokens: opts.maxTokens, logprobs: opts.logprobs },
+          references,
+          systems,
+          problems,
+          language,
+          repeat: opts.repeat,
+          explainDir: opts.explain,
+          onProgress,
+        });
+      let report;
+      let batchLine: string | undefined;
+      if (opts.batch) {
+        // Rounds of batches until every step is answered; the last round builds the report from the cache.
+        const { runBatched } = await import('../llm/batch.js');
+        const batched = await runBatched((client) => judgeWith(client), { baseUrl: batchUrl!, apiKey: opts.apiKey ?? process.env.OPENAI_API_KEY, store: runtime.store, pollMs: opts.batchPoll * 1000, log: (line) => io.err(`${line}\n`) });
+        report = batched.result;
+        const s = batched.stats;
+        batchLine = `batch: ${s.batches} batch(es) submitted, ${s.requests} request(s), ${s.failed} failed, ${batched.client.usage.cacheHits} answer(s) from the cache`;
+      } else report = await judgeWith(runtime.client, io.progress?.(`judge ${opts.method}`, () => runtime.client.counters()));
       const shown = shard ? { ...report, shard: shardLabel(shard), ids } : report;
       io.out(opts.format === 'json' ? JSON.stringify(shown, null, 2) + '\n' : formatScoreTable(report));
       const failures = judgeFailures(report);
-      io.err(`${runtime.client.summary()}\n`);
+      io.err(`${batchLine ?? runtime.client.summary()}\n`);
       for (const r of runtime.client.refusals()) {
         const what = r.refused.map((f) => (f === 'schema' ? 'JSON schemas (asked in JSON mode instead)' : 'log-probabilities (grades read from the text)')).join(' and ');
         io.err(`codegauge: ${r.endpoint} refused ${what} for ${r.kind}:${r.model}, for the rest of the run\n`);

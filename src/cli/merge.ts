@@ -9,7 +9,7 @@ import { formatOption } from './options.js';
 export function addMergeCommand(program: Command, io: CliIo): void {
   program
     .command('merge')
-    .description('join the results of --shard i/N runs into one result set (refuses mismatched signatures; reports missing shards and items; exit 1 when incomplete)')
+    .description('join the results of --shard i/N runs into one result set: corpus scores recomputed from the shards\' summed statistics where a metric has them, other results as means of items (refuses mismatched signatures; reports missing shards and items; exit 1 when incomplete)')
     .argument('<dirs...>', 'shard results folders (OUT/shard-i-of-N), or OUT holding them')
     .option('--out <dir>', 'write the merged items.jsonl and merge.json here')
     .option('--save-baseline <name>', 'store the merged per-item results as baseline NAME (complete merges only)')
@@ -33,7 +33,7 @@ export function addMergeCommand(program: Command, io: CliIo): void {
         io.out(JSON.stringify(rest, null, 2) + '\n');
       } else {
         const lines = [`merged ${report.shards.present.length} of ${report.shards.count} shard(s)`];
-        for (const s of report.scores) lines.push(`${s.system.padEnd(20)} ${s.metric.padEnd(24)} ${s.score === null ? 'n/a' : s.score.toFixed(2)}  (n=${s.n}, mean of items)`);
+        for (const s of report.scores) lines.push(`${s.system.padEnd(20)} ${s.metric.padEnd(24)} ${s.score === null ? 'n/a' : s.score.toFixed(2)}  (n=${s.n}, ${s.aggregation === 'corpus' ? 'corpus score from the summed statistics' : 'mean of items'})`);
         io.out(lines.join('\n') + '\n');
       }
       for (const m of report.missing) io.err(`codegauge: incomplete: ${m}\n`);

@@ -33,6 +33,7 @@ export function formatRunTable(run: RunResult): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
   const out = rows.length ? [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)] : [];
+  for (const g of run.generation ?? []) out.push(`generate ${g.system} (${g.model}): ${g.problems} problem(s) x ${g.n} sample(s), ${g.reused} reused, ${g.asked} asked`);
   if (run.exec) out.push(`exec: ${run.exec.rows.length} sample(s), ${run.exec.rows.filter((r) => r.passed).length} passed (${run.exec.ran} run, ${run.exec.reused} reused)`);
   if (run.llm) out.push(`llm: ${run.llm.requests} request(s), ${run.llm.cache_hits} from the cache${run.llm.batches !== undefined ? `, ${run.llm.batches} batch(es)` : ''}`);
   if (run.baseline) {
@@ -55,10 +56,10 @@ export function addRunCommand(program: Command, io: CliIo): void {
     .option('--save-baseline <name>', 'store this run\'s per-item results as baseline NAME')
     .option('--baseline <name>', 'compare with baseline NAME (paired bootstrap per metric, judge and pass@k)')
     .option('--fail-if-worse <delta>', 'with --baseline: exit 1 when a result is worse than the baseline by more than DELTA points with confidence (its own fail_if_worse in the config wins)', numberIn('--fail-if-worse', 0))
-    .option('--junit <file>', 'also write JUnit XML (a test case per score, executed sample and gate)')
+    .option('--junit <file>', 'also write JUnit XML (a test case per score, executed sample, judged segment and gate)')
     .option('--summary <file>', 'also write the Markdown summary here (it goes to $GITHUB_STEP_SUMMARY when that is set)')
     .option('--shard <i/N>', 'run only shard i of N (a deterministic split by item id); results go to OUT/shard-i-of-N, join them with codegauge merge', parseShard)
-    .option('--batch', 'judge through the OpenAI-compatible Batch API (resumable; answers go to the same cache)')
+    .option('--batch', 'judge and generate through the OpenAI-compatible Batch API (resumable; answers go to the same cache)')
     .addOption(formatOption())
     .action(async (opts: RunCliOptions) => {
       if (opts.failIfWorse !== undefined && opts.baseline === undefined) throw new UsageError('--fail-if-worse does nothing without --baseline');

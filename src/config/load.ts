@@ -86,6 +86,18 @@ function describeIssue(issue: z.ZodIssue): string {
   }
 }
 
+/**
+ * Inside a union (a path or an object), the issue of the branch the value's type chose: `{model: x, temprature: 1}`
+ * is reported as the unknown key "temprature", not as "expected a string or an object".
+ */
+function unionBranchIssue(issue: z.ZodIssue): z.ZodIssue {
+  if (issue.code !== z.ZodIssueCode.invalid_union) return issue;
+  const same = (a: readonly (string | number)[]) => a.length === issue.path.length && a.every((k, i) => k === issue.path[i]);
+  const branches = issue.unionErrors.map((e) => e.issues).filter((issues) => !issues.some((i) => i.code === z.ZodIssueCode.invalid_type && same(i.path)));
+  if (branches.length !== 1) return issue;
+  return unionBranchIssue(branches[0].find((i) => i.code === z.ZodIssueCode.unrecognized_keys) ?? branches[0][0]);
+}
+
 /** Parses and validates a config file; every error names the file, the line and what is allowed. */
 export function loadConfig(file: string): LoadedConfig {
   const text = readFileSync(file, 'utf8');
@@ -122,7 +134,7 @@ export function loadConfig(file: string): LoadedConfig {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     // A misspelt key also makes the key it should have been missing: report the misspelling.
-    const issue = parsed.error.issues.find((i) => i.code === z.ZodIssueCode.unrecognized_keys) ?? parsed.error.issues[0];
+    const issue = unionBranchIssue(parsed.error.issues.find((i) => i.code === z.ZodIssueCode.unrecognized_keys) ?? parsed.error.issues[0]);
     // An unknown key is located at the key itself.
     const at = issue.code === z.ZodIssueCode.unrecognized_keys ? [...issue.path, issue.keys[0]] : issue.path;
     throw error(at, describeIssue(issue));
@@ -164,6 +176,15 @@ function checkConfig(loaded: LoadedConfig): void {
       throw error(typeof entry === 'string' ? ['metrics', i] : ['metrics', i, 'metric'], (e as Error).message.split('\n')[0]);
     }
   });
+  /** A model named in models, or a model spec. */
+  const modelRef = (path: (string | number)[], value: string) => {
+    if (config.models[value]) return;
+    try {
+      parseModelSpec(value);
+    } catch {
+      throw error(path, `"${value}" is neither a name in models (${Object.keys(config.models).join(', ') || 'none'}) nor a model spec (openai:MODEL, ollama:MODEL)`);
+    }
+  };
   const specs = config.metrics.map(metricSpec);
   const dup = specs.find((s, i) => specs.indexOf(s) !== i);
   if (dup) throw error(['metrics', specs.lastIndexOf(dup)], `metric "${dup}" is listed twice`);
@@ -178,8 +199,13 @@ function checkConfig(loaded: LoadedConfig): void {
     const e = config.exec;
     if (!e.benchmark === !e.problems) throw error(['exec'], 'give exactly one of benchmark or problems');
     if (e.problems) file(['exec', 'problems'], e.problems);
-    if (Object.keys(e.systems).length === 0) throw error(['exec', 'systems'], 'name at least one system (name: samples file, or canonical)');
-    for (const [name, path] of Object.entries(e.systems)) file(['exec', 'systems', name], path);
+    if (Object.keys(e.systems).length === 0) throw error(['exec', 'systems'], 'name at least one system (name: samples file, canonical, or {model: NAME, n: N})');
+    for (const [name, source] of Object.entries(e.systems)) {
+      // The name becomes a file name (samples, generations) and the system of every result.
+      if (!/^[\w.@-]{1,100}$/.test(name)) throw error(['exec', 'systems', name], 'a system name of letters, digits, . _ - @');
+      if (typeof source === 'string') file(['exec', 'systems', name], source);
+      else modelRef(['exec', 'systems', name, 'model'], source.model);
+    }
   }
   for (const [name, m] of Object.entries(config.models)) {
     try {
@@ -190,13 +216,7 @@ function checkConfig(loaded: LoadedConfig): void {
   }
   config.judges.forEach((j, i) => {
     if (!config.data) throw error(['judges', i], 'judges need data (refs and systems)');
-    if (!config.models[j.model]) {
-      try {
-        parseModelSpec(j.model);
-      } catch {
-        throw error(['judges', i, 'model'], `"${j.model}" is neither a name in models (${Object.keys(config.models).join(', ') || 'none'}) nor a model spec (openai:MODEL, ollama:MODEL)`);
-      }
-    }
+    modelRef(['judges', i, 'model'], j.model);
     const names = Object.keys(config.data.systems);
     for (const [k, s] of (j.systems ?? []).entries()) if (!names.includes(s)) throw error(['judges', i, 'systems', k], `"${s}" is not a system; allowed values: ${names.join(', ')}`);
   });

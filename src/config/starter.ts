@@ -43,14 +43,20 @@ exec:
   limit: 10
   systems:
     canonical: canonical   # name: samples .jsonl (task_id + completion), or canonical
-  k: [1]
+    # A model writes the samples (as "codegauge eval"): n per problem, sample s asked with seed + s, the code
+    # extracted from each reply; resumed from exec/generations/NAME.jsonl and the cache (uncomment models: coder).
+    # coder: {model: coder, n: 10, temperature: 0.8, max_tokens: 1024, seed: 0}
+  k: [1]                   # with generated samples, e.g. [1, 10]
   timeout: 3
   jobs: 2
   sandbox: auto            # bwrap when available, else process limits only
   fail_if_worse: 0         # gate pass@1 against the baseline
 
-# LLM judges: uncomment with a server (any OpenAI-compatible one, or Ollama).
+# Models for generation (exec.systems) and LLM judges: uncomment with a server (any OpenAI-compatible one, or Ollama).
 # models:
+#   coder:
+#     model: openai:Qwen/Qwen2.5-Coder-7B-Instruct
+#     base_url: http://127.0.0.1:8000/v1
 #   judge:
 #     model: openai:Qwen/Qwen2.5-Coder-14B-Instruct
 #     base_url: http://127.0.0.1:8000/v1     # several: [http://gpu1:8000/v1, http://gpu2:8000/v1]
@@ -61,9 +67,11 @@ exec:
 # llm:
 #   concurrency: 8
 #   temperature: 0
+#   batch: false                             # true (or run --batch): generation and judges through the Batch API
 # judges:
 #   - method: dsa-simple                     # dsa, dsa-simple or ice
 #     model: judge
 #     systems: [codex]
 #     fail_if_worse: 2
+#     segment_threshold: 50                  # --junit: a segment graded under 50 is a failed test case
 `;

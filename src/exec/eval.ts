@@ -76,7 +76,7 @@ export interface EvalReport {
   files: { generations: string; samples: string; results: string; summary: string; table?: string };
 }
 
-interface Generation {
+export interface Generation {
   task_id: string;
   sample: number;
   seed: number;
@@ -100,7 +100,7 @@ export function systemNameOf(model: string): string {
   return model.replace(/[^\w.@+-]+/g, '_');
 }
 
-function readGenerations(path: string): Map<string, Generation> {
+export function readGenerations(path: string): Map<string, Generation> {
   const rows = new Map<string, Generation>();
   if (!existsSync(path)) return rows;
   for (const line of readFileSync(path, 'utf8').split('\n')) {

@@ -103,7 +103,16 @@ export function batchBody(spec: ModelSpec, request: ChatRequest): Record<string,
 class BatchApi {
   private readonly fetch: typeof fetch;
   constructor(private readonly options: BatchOptions) {
-    this.fetch = options.fetch ?? fetch;
+    const raw = options.fetch ?? fetch;
+    // A network failure (while polling for hours) is the server's, not a bug: one line, exit 1, and the batch id
+    // is in the store, so the same command resumes it.
+    this.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+      try {
+        return await raw(input, init);
+      } catch (e) {
+        throw new LlmError(`${options.baseUrl}: ${(e as Error).message}${(e as { cause?: Error }).cause?.message ? ` (${(e as { cause?: Error }).cause!.message})` : ''}; rerun the same command to resume`);
+      }
+    }) as typeof fetch;
   }
   private url(path: string) {
     return this.options.baseUrl.replace(/\/+$/, '') + path;

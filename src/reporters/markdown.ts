@@ -14,8 +14,15 @@ export function markdownSummary(run: RunResult): string {
     for (const s of run.scores) out.push(`| ${cell(s.system)} | ${cell(s.metric)} | ${num(s.score)} | ${s.ci ? `${num(s.ci[0])} – ${num(s.ci[1])}` : ''} |`);
     out.push('');
   }
+  for (const g of run.generation ?? []) out.push(`Generation of \`${g.system}\` by ${cell(g.model)}: ${g.problems} problem(s) x ${g.n} sample(s); ${g.reused} reused, ${g.asked} asked now.`, '');
   if (run.exec) out.push(`Execution: ${run.exec.rows.length} sample(s), ${run.exec.rows.filter((r) => r.passed).length} passed; ${run.exec.ran} run now, ${run.exec.reused} reused.`, '');
   if (run.llm) out.push(`LLM: ${run.llm.requests} request(s) sent, ${run.llm.cache_hits} answered from the cache.`, '');
+  if (run.judge_segments?.length) {
+    const segments = run.judge_segments.flatMap((j) => j.segments.map((s) => ({ s, threshold: j.threshold })));
+    const failed = segments.filter(({ s }) => s.score === null).length;
+    const under = segments.filter(({ s, threshold }) => s.score !== null && threshold !== null && s.score < threshold).length;
+    out.push(`Judged segments: ${segments.length}; ${failed} without a score, ${under} under their threshold.`, '');
+  }
   if (run.baseline) {
     const icon: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', 'not-comparable': '⚠️ not comparable', missing: '⚠️ missing', compared: '—' };
     out.push(`### Against baseline \`${run.baseline.name}\` (saved ${run.baseline.created})`, '', '| system | metric | baseline | now | difference | 95% CI | gate |', '| --- | --- | ---: | ---: | ---: | --- | --- |');
