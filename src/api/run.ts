@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError, UsageError, writing } from '../errors.js';
-import { generationPrompt, readGenerations, type Generation } from '../exec/eval.js';
-import { extractCode, loadExtractor } from '../exec/extract.js';
-import { readBenchmark, readProblems, readSamples, type Problem, type ProblemSet } from '../exec/problems.js';
+import { generateSamples } from '../exec/generate.js';
+import { loadExtractor } from '../exec/extract.js';
+import { readBenchmark, readProblems, readSamples, type ProblemSet } from '../exec/problems.js';
 import { execSystems, type ExecRow, type ExecSummary } from '../exec/run.js';
 import { runnerFor } from '../exec/runners.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
@@ -272,14 +272,14 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
           const temperature = source.temperature ?? config.llm.temperature;
           log(`generating ${source.n} sample(s) per problem for ${name} on ${chosen.length} problem(s) with ${model.name}${llm.batch ? ' (batch)' : ''}`);
           const g = await generateSamples({
-            system: name,
             problems: chosen,
             model,
+            client: model.client,
             n: source.n,
             temperature,
             seed: source.seed,
             maxTokens: source.max_tokens ?? config.llm.max_tokens,
-            dir: join(execDir, 'generations'),
+            path: join(execDir, 'generations', `${name}.jsonl`),
             batch: llm.batch ? llm.batchOptions(model, log) : undefined,
             onProgress: options.onProgress?.(`generate ${name}`),
           });
@@ -476,99 +476,6 @@ class LlmModels {
   close(): void {
     this.store?.close();
   }
-}
-
-/**
- * Samples of an exec system written by a model, as `codegauge eval` writes them: the same prompt, sample s asked
- * with seed `seed + s`, replies appended to DIR/SYSTEM.jsonl as they arrive (a rerun asks only for what is missing,
- * and the response cache answers what was asked before), the code extracted from each reply. Returns the samples
- * file's lines in problem x sample order, each with the raw reply, the extraction steps and the code as run.
- */
-async function generateSamples(input: {
-  system: string;
-  problems: readonly Problem[];
-  model: RunModel;
-  n: number;
-  temperature: number;
-  seed: number;
-  maxTokens?: number;
-  dir: string;
-  batch?: BatchOptions;
-  onProgress?: (done: number, total: number) => void;
-}): Promise<{ lines: string[]; reused: number; asked: number; batch?: { stats: { batches: number }; client: LlmClient } }> {
-  const { model, n, temperature, maxTokens } = input;
-  writing(input.dir, () => mkdirSync(input.dir, { recursive: true }));
-  const path = join(input.dir, `${input.system}.jsonl`);
-  const previous = readGenerations(path);
-  const replies = new Map<string, string>();
-  const kept: Generation[] = [];
-  const todo: { key: string; problem: Problem; sample: number; seed: number; prompt: string; sha: string }[] = [];
-  for (const problem of input.problems) {
-    const prompt = generationPrompt(problem);
-    const promptSha = createHash('sha256').update(prompt).digest('hex').slice(0, 16);
-    for (let s = 0; s < n; s++) {
-      const key = `${problem.taskId}\u0000${s}`;
-      const old = previous.get(key) as (Generation & { max_tokens?: number }) | undefined;
-      if (old && old.prompt_sha === promptSha && old.seed === input.seed + s && old.model === model.name && old.temperature === temperature && old.max_tokens === maxTokens) {
-        replies.set(key, old.reply);
-        kept.push(old);
-      } else todo.push({ key, problem, sample: s, seed: input.seed + s, prompt, sha: promptSha });
-    }
-  }
-  // Keep the reused rows only (a clean file: nothing stale, no half line), then append as replies arrive.
-  writing(path, () => writeFileSync(path, kept.map((g) => JSON.stringify(g) + '\n').join('')));
-  const total = input.problems.length * n;
-  let done = replies.size;
-  input.onProgress?.(done, total);
-  // Every missing reply, each failure kept (with --batch a round's unanswered requests fail as "deferred").
-  const ask = async (client: LlmClient): Promise<unknown[]> => {
-    const failures: unknown[] = [];
-    await Promise.all(
-      todo
-        .filter((t) => !replies.has(t.key))
-        .map(async (t) => {
-          try {
-            const r = await client.chat(model.spec, { messages: [{ role: 'user', content: t.prompt }], temperature, seed: t.seed, maxTokens });
-            replies.set(t.key, r.text);
-            const row: Generation & { max_tokens?: number } = { task_id: t.problem.taskId, sample: t.sample, seed: t.seed, model: model.name, temperature, prompt_sha: t.sha, reply: r.text, max_tokens: maxTokens };
-            writing(path, () => appendFileSync(path, JSON.stringify(row) + '\n'));
-            input.onProgress?.(++done, total);
-          } catch (e) {
-            failures.push(e);
-          }
-        }),
-    );
-    return failures;
-  };
-  let batch: { stats: { batches: number }; client: LlmClient } | undefined;
-  let failures: unknown[];
-  if (input.batch && todo.length) {
-    const batched = await runBatched(ask, input.batch);
-    failures = batched.result;
-    batch = batched;
-  } else failures = await ask(model.client);
-  // What was answered is kept: a rerun asks only for the rest.
-  if (failures.length) throw failures[0];
-  const lines: string[] = [];
-  for (const problem of input.problems) {
-    const runner = runnerFor(problem.language);
-    for (let s = 0; s < n; s++) {
-      const raw = replies.get(`${problem.taskId}\u0000${s}`)!;
-      const extraction = extractCode(raw, problem);
-      lines.push(
-        JSON.stringify({
-          task_id: problem.taskId,
-          sample: s,
-          ...(extraction.solution !== undefined ? { solution: extraction.solution } : { completion: extraction.completion ?? '' }),
-          extraction: extraction.steps,
-          raw,
-          // the code as it stands in the program run (the problem's tests and the harness's epilogue follow it)
-          code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, ...extraction }),
-        }),
-      );
-    }
-  }
-  return { lines, reused: kept.length, asked: todo.length, batch };
 }
 
 /**

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scoreSystems } from '../api/score.js';
 import { UsageError, writing } from '../errors.js';
@@ -8,8 +7,9 @@ import { judgeSystems } from '../judges/judge-run.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { VERSION } from '../version.js';
-import { extractCode, loadExtractor, type Extraction } from './extract.js';
-import type { Problem, ProblemSet, Sample } from './problems.js';
+import { loadExtractor } from './extract.js';
+import { generateSamples } from './generate.js';
+import type { ProblemSet, Sample } from './problems.js';
 import { execSystems, type ExecRow, type ExecSummary } from './run.js';
 import { runnerFor } from './runners.js';
 import type { SandboxMode } from './sandbox.js';
@@ -76,43 +76,11 @@ export interface EvalReport {
   files: { generations: string; samples: string; results: string; summary: string; table?: string };
 }
 
-export interface Generation {
-  task_id: string;
-  sample: number;
-  seed: number;
-  model: string;
-  temperature: number;
-  prompt_sha: string;
-  reply: string;
-}
-
-const LANGUAGE_NAMES: Record<string, string> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', java: 'Java', cpp: 'C++' };
-const FENCE: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp' };
-
-/** The chat request for a problem: its prompt in a fenced block and the ask to complete it in one block. */
-export function generationPrompt(problem: Problem): string {
-  const lang = LANGUAGE_NAMES[problem.language] ?? problem.language;
-  return `Complete the following ${lang} code. Reply with the complete function (signature included) in a single \`\`\`${FENCE[problem.language]} code block.\n\n\`\`\`${FENCE[problem.language]}\n${problem.prompt.replace(/\s+$/, '')}\n\`\`\`\n`;
-}
+export { generationPrompt, readGenerations, type Generation } from './generate.js';
 
 /** The system's name, as exec names it after its samples file: the model spec with odd characters replaced. */
 export function systemNameOf(model: string): string {
   return model.replace(/[^\w.@+-]+/g, '_');
-}
-
-export function readGenerations(path: string): Map<string, Generation> {
-  const rows = new Map<string, Generation>();
-  if (!existsSync(path)) return rows;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const g = JSON.parse(line) as Generation;
-      if (typeof g.task_id === 'string' && typeof g.reply === 'string') rows.set(`${g.task_id}\u0000${g.sample}`, g);
-    } catch {
-      // a line cut short by a kill
-    }
-  }
-  return rows;
 }
 
 export async function evalModel(options: EvalOptions): Promise<{ report: EvalReport; table: EvalTableRow[] }> {
@@ -130,70 +98,26 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
   }
   writing(dir, () => mkdirSync(join(dir, 'samples'), { recursive: true }));
 
-  // 1. generate (resumable: rows already in generations.jsonl with the same request are kept)
+  // 1. generate (resumable: rows already in generations.jsonl with the same request are kept), 2. extract: one
+  // samples file (the system) in problem x sample order, raw reply and extraction kept
   const generationsPath = join(dir, 'generations.jsonl');
-  const previous = readGenerations(generationsPath);
-  const base = options.seed ?? 0;
-  const replies = new Map<string, string>();
-  const todo: { problem: Problem; sample: number; seed: number; prompt: string; sha: string }[] = [];
-  for (const problem of problems) {
-    const prompt = generationPrompt(problem);
-    const sha = createHash('sha256').update(prompt).digest('hex').slice(0, 16);
-    for (let s = 0; s < n; s++) {
-      const key = `${problem.taskId}\u0000${s}`;
-      const old = previous.get(key);
-      if (old && old.prompt_sha === sha && old.seed === base + s && old.model === options.model.name && old.temperature === options.temperature) replies.set(key, old.reply);
-      else todo.push({ problem, sample: s, seed: base + s, prompt, sha });
-    }
-  }
-  const reused = replies.size;
-  // keep the reused rows only (a clean file), then append as replies arrive
-  writing(generationsPath, () => writeFileSync(generationsPath, [...replies.keys()].map((k) => JSON.stringify(previous.get(k)) + '\n').join('')));
-  const progress = options.onProgress?.('generate');
-  let done = reused;
-  const total = problems.length * n;
-  progress?.(done, total);
   const before = { requests: options.client.usage.requests, cacheHits: options.client.usage.cacheHits };
-  const settled = await Promise.allSettled(
-    todo.map(async (t) => {
-      const result = await options.client.chat(options.model.spec, { messages: [{ role: 'user', content: t.prompt }], temperature: options.temperature, seed: t.seed, maxTokens: options.maxTokens });
-      const row: Generation = { task_id: t.problem.taskId, sample: t.sample, seed: t.seed, model: options.model.name, temperature: options.temperature, prompt_sha: t.sha, reply: result.text };
-      replies.set(`${t.problem.taskId}\u0000${t.sample}`, result.text);
-      writing(generationsPath, () => appendFileSync(generationsPath, JSON.stringify(row) + '\n'));
-      progress?.(++done, total);
-    }),
-  );
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason; // what was answered is kept: a rerun asks only for the rest
-
-  // 2. extract: one samples file (the system) in problem x sample order, raw reply and extraction kept
+  const generated = await generateSamples({
+    path: generationsPath,
+    problems,
+    model: options.model,
+    client: options.client,
+    n,
+    temperature: options.temperature,
+    seed: options.seed ?? 0,
+    maxTokens: options.maxTokens,
+    onProgress: options.onProgress?.('generate'),
+  });
+  const reused = generated.reused;
+  const ordered = generated.samples;
   const system = systemNameOf(options.model.name);
   const samplesPath = join(dir, 'samples', `${system}.jsonl`);
-  const ordered: { problem: Problem; sample: number; raw: string; extraction: Extraction }[] = [];
-  for (const problem of problems) {
-    for (let s = 0; s < n; s++) {
-      const raw = replies.get(`${problem.taskId}\u0000${s}`)!;
-      ordered.push({ problem, sample: s, raw, extraction: extractCode(raw, problem) });
-    }
-  }
-  writing(samplesPath, () =>
-    writeFileSync(
-      samplesPath,
-      ordered
-        .map((o) =>
-          JSON.stringify({
-            task_id: o.problem.taskId,
-            sample: o.sample,
-            ...(o.extraction.solution !== undefined ? { solution: o.extraction.solution } : { completion: o.extraction.completion ?? '' }),
-            extraction: o.extraction.steps,
-            raw: o.raw,
-            // the code as it stands in the program run (the problem's tests and the harness's epilogue follow it)
-            code: runnerFor(o.problem.language).code(o.problem, { index: 0, taskId: o.problem.taskId, line: 1, ...o.extraction }),
-          }) + '\n',
-        )
-        .join(''),
-    ),
-  );
+  writing(samplesPath, () => writeFileSync(samplesPath, generated.lines.map((l) => l + '\n').join('')));
 
   // 3. execute
   const { summary, rows } = await execSystems({
