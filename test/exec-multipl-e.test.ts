@@ -84,7 +84,7 @@ describe('bundled MultiPL-E HumanEval (TypeScript, Java, C++)', () => {
 });
 
 /** Hand-written solutions (bodies appended to each prompt) for HumanEval 0, 2 and 53, and one wrong answer. */
-const COMPLETIONS: Record<ExecLanguage, Record<string, string>> = {
+const COMPLETIONS: Partial<Record<ExecLanguage, Record<string, string>>> = {
   python: {},
   javascript: {},
   typescript: {
@@ -110,7 +110,7 @@ const COMPLETIONS: Record<ExecLanguage, Record<string, string>> = {
 describe.skipIf(!bwrapAvailable())('bundled MultiPL-E HumanEval through `codegauge exec` in the sandbox (bwrap)', () => {
   it.each(SETS)('$name: correct solutions of 0, 2 and 53 pass, a wrong one of 53 fails', async ({ name, language }) => {
     const dir = mkdtempSync(join(tmpdir(), 'codegauge-multipl-e-'));
-    const c = COMPLETIONS[language];
+    const c = COMPLETIONS[language]!;
     const samples = [
       { task_id: 'HumanEval/0', completion: c['0'] },
       { task_id: 'HumanEval/2', completion: c['2'] },

@@ -14,6 +14,7 @@ import { execSystems, runSample } from '../src/exec/run.js';
 import { runnerFor } from '../src/exec/runners.js';
 import { bwrapAvailable, findExecutable, Sandbox, type SandboxMode } from '../src/exec/sandbox.js';
 import { readProblems } from '../src/exec/problems.js';
+import { WarmNodePool } from '../src/exec/warm-node.js';
 import { WarmPythonPool } from '../src/exec/warm-python.js';
 
 /**
@@ -36,10 +37,13 @@ async function attack(mode: SandboxMode, code: string, opts: { timeoutMs?: numbe
   const problem = opts.problem ?? pyProblem;
   const sandbox = new Sandbox(mode);
   const warm = opts.warm ? new WarmPythonPool(sandbox) : undefined;
+  // JavaScript's attacks in full, fresh and warm: test/exec-warm-node.test.ts
+  const warmNode = opts.warm ? new WarmNodePool(sandbox) : undefined;
   try {
-    return await runSample(sandbox, { problem, runner: runnerFor(problem.language), code }, { timeoutMs: opts.timeoutMs ?? 3000, memoryMb: opts.memoryMb ?? 512 }, 0, warm);
+    return await runSample(sandbox, { problem, runner: runnerFor(problem.language), code }, { timeoutMs: opts.timeoutMs ?? 3000, memoryMb: opts.memoryMb ?? 512 }, 0, warm, undefined, warmNode);
   } finally {
     warm?.close();
+    warmNode?.close();
   }
 }
 

@@ -27,7 +27,7 @@ interface EvalCliOptions extends LlmCliOptions {
   execTimeout: number;
   memory: number;
   jobs: number;
-  sandbox: 'auto' | 'bwrap' | 'process';
+  sandbox: 'auto' | 'bwrap' | 'process' | 'pyodide';
   metric?: string[];
   judge?: string[];
   judgeModel?: string;
@@ -61,7 +61,7 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       .option('--exec-timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time)', numberIn('--exec-timeout', 0.1, 600), 3)
       .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
       .option('--jobs <n>', 'programs run at once', integerIn('--jobs', 1, 256), availableParallelism())
-      .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, or process (limits only, no isolation)').choices(['auto', 'bwrap', 'process']).default('auto'))
+      .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, process (limits only, no isolation), or pyodide (Python in WebAssembly, no host access; standard library only; npm install pyodide@0.28)').choices(['auto', 'bwrap', 'process', 'pyodide']).default('auto'))
       .option('--metric <spec>', 'score every sample against the canonical solution with this metric (a table column); repeatable', collect)
       .addOption(new Option('--judge <method>', 'grade every sample with this LLM judge, dsa, dsa-simple or ice (a table column); repeatable').argParser((v: string, prev: string[] | undefined) => {
         if (!['dsa', 'dsa-simple', 'ice'].includes(v)) throw new InvalidArgumentError(`--judge must be dsa, dsa-simple or ice, got "${v}"`);
@@ -80,6 +80,11 @@ export function addEvalCommand(program: Command, io: CliIo): void {
     const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
     const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
     const sandbox = resolveSandboxMode(opts.sandbox, io.err);
+    if (sandbox === 'pyodide') {
+      // Python only: another language stops here, before any request
+      const { pyodideRunnerFor } = await import('../exec/pyodide.js');
+      for (const language of new Set(problems.problems.slice(0, opts.limit ?? undefined).map((p) => p.language))) pyodideRunnerFor(language);
+    }
     const judges: EvalJudge[] = (opts.judge ?? []).map((method) => ({
       column: method,
       judge: method === 'ice' ? new IceJudge({ aspect: 'functional-correctness', withReference: true, chainOfThought: true }) : new DsaJudge({ simplified: method === 'dsa-simple' }),

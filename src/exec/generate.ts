@@ -7,7 +7,8 @@ import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { extractCode, type Extraction } from './extract.js';
 import type { Problem } from './problems.js';
-import { runnerFor } from './runners.js';
+import { runnerIn } from './run.js';
+import type { SandboxMode } from './sandbox.js';
 
 /**
  * Samples written by a model, shared by `eval` and `run`: n per problem, sample s asked with seed `seed + s` (so a
@@ -25,8 +26,8 @@ export interface Generation {
   max_tokens?: number;
 }
 
-const LANGUAGE_NAMES: Record<string, string> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', java: 'Java', cpp: 'C++', rust: 'Rust', php: 'PHP', ruby: 'Ruby', go: 'Go' };
-const FENCE: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp', rust: 'rust', php: 'php', ruby: 'ruby', go: 'go' };
+const LANGUAGE_NAMES: Record<string, string> = { python: 'Python', javascript: 'JavaScript', typescript: 'TypeScript', java: 'Java', cpp: 'C++', rust: 'Rust', php: 'PHP', ruby: 'Ruby', go: 'Go', csharp: 'C#' };
+const FENCE: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript', java: 'java', cpp: 'cpp', rust: 'rust', php: 'php', ruby: 'ruby', go: 'go', csharp: 'csharp' };
 
 /** The chat request for a problem: its prompt in a fenced block and the ask to complete it in one block. */
 export function generationPrompt(problem: Problem): string {
@@ -74,6 +75,8 @@ export async function generateSamples(input: {
   seed: number;
   maxTokens?: number;
   batch?: BatchOptions;
+  /** Whose runner writes the code as run (default bwrap: the host toolchains). */
+  sandbox?: SandboxMode;
   onProgress?: (done: number, total: number) => void;
 }): Promise<{ samples: GeneratedSample[]; lines: string[]; reused: number; asked: number; batch?: { stats: { batches: number }; client: LlmClient } }> {
   const { model, n, temperature, maxTokens, path } = input;
@@ -131,7 +134,7 @@ export async function generateSamples(input: {
   const samples: GeneratedSample[] = [];
   const lines: string[] = [];
   for (const problem of input.problems) {
-    const runner = runnerFor(problem.language);
+    const runner = runnerIn(input.sandbox ?? 'bwrap', problem.language);
     for (let s = 0; s < n; s++) {
       const raw = replies.get(`${problem.taskId}\u0000${s}`)!;
       const extraction = extractCode(raw, problem);

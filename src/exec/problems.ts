@@ -12,9 +12,9 @@ import { InputError, UsageError } from '../errors.js';
  * - HumanEval-X (THUDM/CodeGeeX): `task_id` like `CPP/0`, `prompt, declaration, canonical_solution, test`.
  * `.jsonl` or `.jsonl.gz`. `HumanEval/53`, `HumanEval_53_add` and `53` name the same problem.
  */
-export type ExecLanguage = 'python' | 'javascript' | 'typescript' | 'java' | 'cpp';
+export type ExecLanguage = 'python' | 'javascript' | 'typescript' | 'java' | 'cpp' | 'rust' | 'php' | 'ruby' | 'go' | 'csharp';
 
-export const EXEC_LANGUAGES: ExecLanguage[] = ['python', 'javascript', 'typescript', 'java', 'cpp'];
+export const EXEC_LANGUAGES: ExecLanguage[] = ['python', 'javascript', 'typescript', 'java', 'cpp', 'rust', 'php', 'ruby', 'go', 'csharp'];
 
 const LANGUAGE_ALIASES: Record<string, ExecLanguage> = {
   python: 'python', py: 'python', python3: 'python',
@@ -22,6 +22,12 @@ const LANGUAGE_ALIASES: Record<string, ExecLanguage> = {
   typescript: 'typescript', ts: 'typescript',
   java: 'java',
   cpp: 'cpp', 'c++': 'cpp', cxx: 'cpp',
+  // MultiPL-E's `language` fields: rs, php, rb, go_test.go, cs
+  rust: 'rust', rs: 'rust',
+  php: 'php',
+  ruby: 'ruby', rb: 'ruby',
+  go: 'go', golang: 'go', 'go_test.go': 'go',
+  csharp: 'csharp', cs: 'csharp', 'c#': 'csharp',
 };
 
 export function execLanguage(name: string, where?: { file?: string; line?: number; option?: string }): ExecLanguage {
@@ -141,6 +147,11 @@ export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; 
   'humaneval-ts': { file: 'multipl-e/humaneval-ts.jsonl.gz', language: 'typescript', description: 'HumanEval in TypeScript (MultiPL-E, reworded prompts), 159 problems' },
   'humaneval-java': { file: 'multipl-e/humaneval-java.jsonl.gz', language: 'java', description: 'HumanEval in Java (MultiPL-E, reworded prompts), 158 problems' },
   'humaneval-cpp': { file: 'multipl-e/humaneval-cpp.jsonl.gz', language: 'cpp', description: 'HumanEval in C++ (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-rs': { file: 'multipl-e/humaneval-rs.jsonl.gz', language: 'rust', description: 'HumanEval in Rust (MultiPL-E, reworded prompts), 156 problems' },
+  'humaneval-php': { file: 'multipl-e/humaneval-php.jsonl.gz', language: 'php', description: 'HumanEval in PHP (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-rb': { file: 'multipl-e/humaneval-rb.jsonl.gz', language: 'ruby', description: 'HumanEval in Ruby (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-go': { file: 'multipl-e/humaneval-go.jsonl.gz', language: 'go', description: 'HumanEval in Go (MultiPL-E, reworded prompts), 154 problems' },
+  'humaneval-cs': { file: 'multipl-e/humaneval-cs.jsonl.gz', language: 'csharp', description: 'HumanEval in C# (MultiPL-E, reworded prompts; lists compared with SequenceEqual, as DeepSeek-Coder fixed them), 158 problems' },
 };
 
 export function dataDir(): string {

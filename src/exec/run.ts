@@ -6,9 +6,11 @@ import { lockOutput } from '../io/lock.js';
 import { UsageError, writing } from '../errors.js';
 import { VERSION } from '../version.js';
 import { meanPassAtK, meanPassHatK } from './pass-at-k.js';
-import { matchSamples, readSamples, type Problem, type ProblemSet, type Sample } from './problems.js';
+import { matchSamples, readSamples, type ExecLanguage, type Problem, type ProblemSet, type Sample } from './problems.js';
 import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Program, type Runner, type Verdict } from './runners.js';
+import { pyodideRunnerFor } from './pyodide.js';
 import { makeWorkDir, removeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
+import { WarmNodePool } from './warm-node.js';
 import { WarmPythonPool } from './warm-python.js';
 
 /**
@@ -67,7 +69,8 @@ export interface ExecOptions {
   jobs: number;
   sandbox: SandboxMode;
   outDir: string;
-  /** Python: one warm interpreter per worker that forks a child per program (bwrap only; default true there). */
+  /** Python: one warm interpreter per worker that forks a child per program; JavaScript and TypeScript: one warm node
+   * per worker that runs each program in a fresh Worker (bwrap only; default true there). */
   warm?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
@@ -162,6 +165,7 @@ export async function runSample(
   slot = 0,
   warm?: WarmPythonPool,
   builds?: CompileCache,
+  warmNode?: WarmNodePool,
 ): Promise<{ verdict: Verdict; attempts: ExecAttempt[] }> {
   const { runner, problem, code } = task;
   const program = runner.program(problem, code);
@@ -193,9 +197,11 @@ export async function runSample(
       }
       if (!verdict) {
         const cold = () => sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: work, stdin: nonce + '\n', limits: base, slot });
-        let r = warm && runner.language === 'python' && !program.compile ? await warm.run(program.run[0], program.files, program.run[program.run.length - 1], nonce + '\n', base, slot) : await cold();
+        const script = program.run[program.run.length - 1];
+        const js = warmNode && (runner.language === 'javascript' || runner.language === 'typescript') && program.run.length > 0;
+        let r = warm && runner.language === 'python' && !program.compile ? await warm.run(program.run[0], program.files, script, nonce + '\n', base, slot) : js ? await warmNode.run(program.run[0], program.files, script, nonce + '\n', base, slot) : await cold();
         // a program that kills the warm runner itself is run again on its own
-        if (r.sandboxError && warm) r = await cold();
+        if (r.sandboxError && (warm || js)) r = await cold();
         verdict = runner.classify(r, nonce, 'run');
         verdict = { ...verdict, durationMs: verdict.durationMs + compileMs };
       }
@@ -208,6 +214,11 @@ export async function runSample(
   return { verdict: verdict!, attempts };
 }
 
+/** The runner of a language in a sandbox mode: pyodide runs Python in WebAssembly (no python3 needed) and nothing else. */
+export function runnerIn(sandbox: SandboxMode, language: ExecLanguage): Runner {
+  return sandbox === 'pyodide' ? pyodideRunnerFor(language) : runnerFor(language);
+}
+
 export async function execSystems(options: ExecOptions): Promise<{ summary: ExecSummary; rows: ExecRow[] }> {
   const names = systemNames(options.samples);
   const tasks: Task[][] = options.samples.map((path, s) => {
@@ -215,7 +226,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     const problems = matchSamples(samples, options.problems, path);
     return samples.map((sample, i) => {
       const problem = problems[i];
-      const runner = runnerFor(problem.language);
+      const runner = runnerIn(options.sandbox, problem.language);
       const code = runner.code(problem, sample);
       const program = runner.program(problem, code);
       const sha = createHash('sha256').update(JSON.stringify([program.files, program.compile ?? null, program.run])).digest('hex').slice(0, 16);
@@ -224,6 +235,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
   });
   const sandbox = new Sandbox(options.sandbox);
   const warm = options.sandbox === 'bwrap' && options.warm !== false ? new WarmPythonPool(sandbox) : undefined;
+  const warmNode = options.sandbox === 'bwrap' && options.warm !== false ? new WarmNodePool(sandbox) : undefined;
   const builds = new CompileCache();
   const signatures = tasks.map((list) => execSignature(list.length ? [...new Set(list.map((t) => t.runner))] : [], options.sandbox, options.timeoutMs, options.memoryMb, options.problems.sha256));
 
@@ -260,7 +272,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     const worker = async (slot: number) => {
       for (let next = queue.next(); !next.done; next = queue.next()) {
         const t = next.value;
-        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot, warm, builds);
+        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot, warm, builds, warmNode);
         const row: ExecRow = {
           system: t.system,
           index: t.sample.index,
@@ -293,6 +305,8 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     return { summary, rows: ordered };
   } finally {
     warm?.close();
+    warmNode?.close();
+    sandbox.close();
     builds.close();
     unlock();
   }

@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import type { ExecLanguage, Problem, Sample } from './problems.js';
 import { reindentCompletion } from './problems.js';
 import { findExecutable, isBwrapFailure, type Limits, type RunResult, type Sandbox } from './sandbox.js';
+import { csharpRunner, goRunner, phpRunner, rubyRunner, rustRunner } from './runners-extra.js';
 
 /**
  * One runner per language: finds its toolchain (a missing one is one error naming what to install), builds the
@@ -23,6 +24,8 @@ export interface Program {
   compile?: string[];
   /** The command that runs the tests. */
   run: string[];
+  /** Other binaries whose toolchain folders the sandbox must show (besides those of `compile` and `run`). */
+  mounts?: string[];
 }
 
 export interface Verdict {
@@ -55,25 +58,30 @@ const INSTALL: Record<ExecLanguage, string> = {
   typescript: 'node (Node.js >= 20) and the typescript package (npm install typescript)',
   java: 'a JDK 17 or later with javac and java (apt-get install openjdk-17-jdk-headless libjavatuples-java)',
   cpp: 'g++ (apt-get install g++)',
+  rust: 'rustc (apt-get install rustc, or rustup)',
+  php: 'php (apt-get install php-cli)',
+  ruby: 'ruby with test-unit (apt-get install ruby)',
+  go: 'go (apt-get install golang-go)',
+  csharp: 'mono and mcs (apt-get install mono-mcs)',
 };
 
-function missing(language: ExecLanguage, what: string): never {
+export function missing(language: ExecLanguage, what: string): never {
   throw new UsageError(`cannot run ${language} samples: ${what} not found; install ${INSTALL[language]}`);
 }
 
-function versionOf(binary: string, args: string[], pattern: RegExp): string {
+export function versionOf(binary: string, args: string[], pattern: RegExp): string {
   const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 20_000 });
   const m = pattern.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`);
   return m ? m[1] : 'unknown';
 }
 
-function lastLine(stderr: string): string {
+export function lastLine(stderr: string): string {
   const lines = stderr.trim().split('\n');
   return lines[lines.length - 1] ?? '';
 }
 
 /** The verdict shared by every language once its own signs (memory, compile errors) are checked. */
-function baseVerdict(result: RunResult, nonce: string): Verdict | undefined {
+export function baseVerdict(result: RunResult, nonce: string): Verdict | undefined {
   const base = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
   if (result.sandboxError || isBwrapFailure(result)) return { ...base, status: 'sandbox_error', note: result.sandboxError ?? lastLine(result.stderr) };
   if (result.timedOut) return { ...base, status: 'timeout' };
@@ -102,33 +110,42 @@ export function pythonRunner(): Runner {
     version: `python-${version}`,
     memoryKind: 'as',
     processes: 64,
-    code(problem, sample) {
-      if (sample.solution !== undefined) return sample.solution;
-      const prompt = sample.prompt ?? problem.prompt;
-      return prompt + reindentCompletion(prompt, sample.completion ?? '');
-    },
-    program(problem, code) {
-      let text = `${code}\n\n${problem.tests}\n`;
-      if (problem.format === 'human-eval') text += `\ncheck(${problem.entryPoint})\n`;
-      else if (problem.format === 'humaneval-x' && /^def check\(/m.test(problem.tests) && !/^check\(/m.test(problem.tests)) {
-        // HumanEval-X tests that define check without calling it: call it on the prompt's function
-        const defs = [...(problem.declaration ?? problem.prompt).matchAll(/^def\s+(\w+)\s*\(/gm)];
-        if (defs.length > 0) text += `\ncheck(${defs[defs.length - 1][1]})\n`;
-      }
-      return { files: { 'program.py': text + PY_EPILOGUE }, run: [binary, '-I', '-B', 'program.py'] };
-    },
-    classify(result, nonce) {
-      const base = baseVerdict(result, nonce);
-      if (base) return base;
-      const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-      const last = lastLine(result.stderr);
-      if (/^MemoryError\b/.test(last) || /\bMemoryError\b/.test(last)) return { ...v, status: 'memory' };
-      if (/^(SyntaxError|IndentationError|TabError)\b/.test(last) && !result.stderr.includes('Traceback (most recent call last)')) return { ...v, status: 'compile_error' };
-      if (/^AssertionError\b/.test(last)) return { ...v, status: 'failed' };
-      if (result.signal === 'SIGKILL' || result.exitCode === 137) return { ...v, status: 'memory', note: 'killed' };
-      return { ...v, status: 'runtime_error', note: last.slice(0, 200) || undefined };
-    },
+    code: pythonCode,
+    program: (problem, code) => ({ files: { 'program.py': pythonProgramText(problem, code) }, run: [binary, '-I', '-B', 'program.py'] }),
+    classify: (result, nonce) => baseVerdict(result, nonce) ?? pythonErrorVerdict(result),
   };
+}
+
+/** A Python sample's code: its whole solution, or the prompt it saw with its completion re-indented to the body. */
+export function pythonCode(problem: Problem, sample: Sample): string {
+  if (sample.solution !== undefined) return sample.solution;
+  const prompt = sample.prompt ?? problem.prompt;
+  return prompt + reindentCompletion(prompt, sample.completion ?? '');
+}
+
+/** The Python program: the code, the tests, the call of `check` (human-eval, HumanEval-X), the nonce epilogue. */
+export function pythonProgramText(problem: Problem, code: string): string {
+  let text = `${code}\n\n${problem.tests}\n`;
+  if (problem.format === 'human-eval') text += `\ncheck(${problem.entryPoint})\n`;
+  else if (problem.format === 'humaneval-x' && /^def check\(/m.test(problem.tests) && !/^check\(/m.test(problem.tests)) {
+    // HumanEval-X tests that define check without calling it: call it on the prompt's function
+    const defs = [...(problem.declaration ?? problem.prompt).matchAll(/^def\s+(\w+)\s*\(/gm)];
+    if (defs.length > 0) text += `\ncheck(${defs[defs.length - 1][1]})\n`;
+  }
+  return text + PY_EPILOGUE;
+}
+
+/** A failed Python run's verdict from its last line of stderr; `special` reads runner-specific signs first. */
+export function pythonErrorVerdict(result: RunResult, special?: (last: string, v: Omit<Verdict, 'status'>) => Verdict | undefined): Verdict {
+  const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
+  const last = lastLine(result.stderr);
+  if (/\bMemoryError\b/.test(last)) return { ...v, status: 'memory' };
+  const own = special?.(last, v);
+  if (own) return own;
+  if (/^(SyntaxError|IndentationError|TabError)\b/.test(last) && !result.stderr.includes('Traceback (most recent call last)')) return { ...v, status: 'compile_error' };
+  if (/^AssertionError\b/.test(last)) return { ...v, status: 'failed' };
+  if (result.signal === 'SIGKILL' || result.exitCode === 137) return { ...v, status: 'memory', note: 'killed' };
+  return { ...v, status: 'runtime_error', note: last.slice(0, 200) || undefined };
 }
 
 // ---------------------------------------------------------------- JavaScript and TypeScript
@@ -157,7 +174,7 @@ function jsClassify(result: RunResult, nonce: string): Verdict {
   return { ...v, status: 'runtime_error', note: (m?.[1] ?? lastLine(err)).slice(0, 200) || undefined };
 }
 
-function completionCode(problem: Problem, sample: Sample): string {
+export function completionCode(problem: Problem, sample: Sample): string {
   if (sample.solution !== undefined) return sample.solution;
   return (sample.prompt ?? problem.prompt) + (sample.completion ?? '');
 }
@@ -268,7 +285,7 @@ export function javaRunner(): Runner {
 }
 
 /** A compile step's verdict (Java, C++): the sandbox's own verdicts first, then the compiler's exit code. */
-function compileVerdict(result: Parameters<Runner['classify']>[0], nonce: string): ReturnType<Runner['classify']> {
+export function compileVerdict(result: Parameters<Runner['classify']>[0], nonce: string): ReturnType<Runner['classify']> {
   const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
   const base = baseVerdict({ ...result, stdout: nonce }, nonce);
   if (base && base.status !== 'passed') return base;
@@ -317,6 +334,11 @@ const FACTORIES: Record<ExecLanguage, () => Runner> = {
   typescript: typescriptRunner,
   java: javaRunner,
   cpp: cppRunner,
+  rust: rustRunner,
+  php: phpRunner,
+  ruby: rubyRunner,
+  go: goRunner,
+  csharp: csharpRunner,
 };
 
 const cache = new Map<ExecLanguage, Runner>();
@@ -344,4 +366,5 @@ export function withMemory(argv: string[], memoryMb: number): string[] {
 /** Makes the program's toolchain visible in the sandbox (when it is installed outside the system folders). */
 export function mountProgram(sandbox: Sandbox, program: Program): void {
   for (const argv of [program.compile, program.run]) if (argv && argv[0]?.startsWith('/')) sandbox.mount(argv[0]);
+  for (const binary of program.mounts ?? []) sandbox.mount(binary);
 }

@@ -3,6 +3,7 @@ import { chownSync, existsSync, lstatSync, mkdtempSync, readlinkSync, realpathSy
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { PyodidePool, pyodidePackage } from './pyodide.js';
 
 /**
  * Runs untrusted programs. Two modes:
@@ -15,8 +16,10 @@ import { UsageError } from '../errors.js';
  * Both: limits on CPU time, memory (address space, or the data segment for runtimes that reserve large address
  * ranges such as V8 and the JVM), processes, file size and open files; a wall-clock timeout that kills the whole
  * process tree; stdout capped (a program printing without end is killed).
+ * A third mode, `pyodide`, runs Python programs in WebAssembly inside restricted child node processes, with no host
+ * access at all (pyodide.ts); it is chosen explicitly, never by `auto`.
  */
-export type SandboxMode = 'bwrap' | 'process';
+export type SandboxMode = 'bwrap' | 'process' | 'pyodide';
 
 export interface Limits {
   /** Wall-clock limit. */
@@ -81,6 +84,10 @@ export function bwrapAvailable(): boolean {
 
 /** `auto` = bwrap where it works, else an error naming what to install (process mode must be chosen explicitly). */
 export function resolveSandboxMode(requested: 'auto' | SandboxMode, warn: (message: string) => void = (m) => process.stderr.write(m)): SandboxMode {
+  if (requested === 'pyodide') {
+    pyodidePackage(); // not installed: one line naming the npm install to run
+    return 'pyodide';
+  }
   if (requested === 'bwrap' || requested === 'auto') {
     if (bwrapAvailable()) return 'bwrap';
     if (requested === 'bwrap' || process.platform === 'linux') {
@@ -147,7 +154,7 @@ function baseBwrapArgs(extraRoots: string[]): string[] {
     }
     args.push('--ro-bind', root, root);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
+  args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (!isRoot()) args.push('--unshare-user', '--cap-drop', 'ALL');
   args.push('--die-with-parent', '--new-session', '--clearenv', '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin', '--setenv', 'HOME', '/sandbox', '--setenv', 'LANG', 'C.UTF-8');
   return args;
@@ -165,8 +172,10 @@ export class Sandbox {
   private readonly extraRoots: string[] = [];
   private readonly bwrap?: string;
   private readonly prlimit: string;
+  private readonly pyodide?: PyodidePool;
 
   constructor(readonly mode: SandboxMode) {
+    if (mode === 'pyodide') this.pyodide = new PyodidePool();
     if (mode === 'bwrap') {
       this.bwrap = findExecutable('bwrap');
       if (!this.bwrap) throw new UsageError('--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap)');
@@ -209,6 +218,11 @@ export class Sandbox {
     return { file: this.bwrap!, args: [...args, ...inner], cwd: request.workDir };
   }
 
+  /** Stops what the sandbox keeps running between programs (pyodide's interpreters). */
+  close(): void {
+    this.pyodide?.close();
+  }
+
   /** Gives the sandbox user the work folder (as root the program runs as another uid). */
   prepare(workDir: string, slot = 0): void {
     if (this.mode === 'bwrap' && isRoot()) {
@@ -218,6 +232,7 @@ export class Sandbox {
   }
 
   run(request: RunRequest): Promise<RunResult> {
+    if (this.pyodide) return this.pyodide.run(request);
     const { file, args, cwd } = this.commandLine(request);
     const limits = request.limits;
     const outputCap = limits.outputBytes ?? 1024 * 1024;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { constants } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { makeWorkDir, removeWorkDir, type Limits, type RunResult, type Sandbox } from './sandbox.js';
 
@@ -17,10 +18,14 @@ import io, json, os, resource, signal, sys, time, traceback, shutil
 
 def kill_others():
     me = os.getpid()
-    for entry in os.listdir('/proc'):
-        if entry.isdigit() and int(entry) not in (1, me):
+    # again until none is left: a fork bomb forks between the listing and the kills
+    for _ in range(50):
+        pids = [int(e) for e in os.listdir('/proc') if e.isdigit() and int(e) not in (1, me)]
+        if not pids:
+            break
+        for pid in pids:
             try:
-                os.kill(int(entry), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
     while True:
@@ -118,22 +123,29 @@ while True:
     out.flush()
 `;
 
-const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name]));
+const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n as number, name]));
 const STDERR_KEEP = 64 * 1024;
+const SERVER_FILE = '.codegauge-server.py';
 
-function readCapped(path: string, cap: number, tail = false): { text: string; size: number } {
+/**
+ * The first (or last) `cap` bytes of a file the sandbox wrote, and its size. Opened without following a symlink and
+ * only if it is a regular file: the program could have replaced it by a link to a file of the host.
+ */
+export function readCapped(path: string, cap: number, tail = false): { text: string; size: number } {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return { text: '', size: 0 };
   }
   try {
-    const size = statSync(path).size;
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { text: '', size: 0 };
+    const size = st.size;
     const length = Math.min(size, cap);
     const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, tail ? size - length : 0);
-    return { text: buffer.toString('utf8'), size };
+    const read = readSync(fd, buffer, 0, length, tail ? size - length : 0);
+    return { text: buffer.subarray(0, read).toString('utf8'), size };
   } finally {
     closeSync(fd);
   }
@@ -157,9 +169,9 @@ class WarmServer {
     private readonly slot: number,
   ) {
     this.sandbox.prepare(this.dir, slot);
-    writeFileSync(join(this.dir, '.codegauge-server.py'), SERVER);
+    writeFileSync(join(this.dir, SERVER_FILE), SERVER);
     const { file, args, cwd } = sandbox.commandLine({
-      argv: [python, '-I', '-B', '-u', '.codegauge-server.py'],
+      argv: [python, '-I', '-B', '-u', SERVER_FILE],
       workDir: this.dir,
       slot,
       limits: { timeoutMs: 0, memoryMb: 0, memoryKind: 'none', processes: 64, openFiles: 64, fileSizeMb: 16, cpuSeconds: 'unlimited' },
@@ -209,7 +221,8 @@ class WarmServer {
 
   async run(files: Record<string, string>, file: string, stdin: string, limits: Limits): Promise<RunResult> {
     const id = this.nextId++;
-    const jobName = `j${id}`;
+    // not guessable: a program could make the next job's folder first (or a link in its place)
+    const jobName = `j${id}-${randomBytes(8).toString('hex')}`;
     const jobDir = join(this.dir, jobName);
     mkdirSync(jobDir);
     this.sandbox.prepare(jobDir, this.slot);
@@ -241,9 +254,12 @@ class WarmServer {
       };
       this.child!.stdin.write(JSON.stringify(job) + '\n');
     });
-    const stdout = readCapped(join(jobDir, 'stdout.txt'), outputCap);
-    const stderr = readCapped(join(jobDir, 'stderr.txt'), STDERR_KEEP, true);
-    rmSync(jobDir, { recursive: true, force: true });
+    // nothing in the sandbox runs now; the program may have put a link to a folder of the host in its folder's place
+    const real = lstatSync(jobDir, { throwIfNoEntry: false })?.isDirectory() === true;
+    const stdout = real ? readCapped(join(jobDir, 'stdout.txt'), outputCap) : { text: '', size: 0 };
+    const stderr = real ? readCapped(join(jobDir, 'stderr.txt'), STDERR_KEEP, true) : { text: '', size: 0 };
+    // and whatever else it left in the work folder
+    for (const name of readdirSync(this.dir)) if (name !== SERVER_FILE) rmSync(join(this.dir, name), { recursive: true, force: true });
     const signal = reply.signal && reply.signal > 0 ? SIGNAL_NAMES.get(reply.signal) ?? `SIG${reply.signal}` : null;
     const outputExceeded = stdout.size > outputCap || (signal === 'SIGXFSZ' && stdout.size >= outputCap);
     const serverLost = !timedOut && reply.signal === -1;
