@@ -4,7 +4,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Problem } from './problems.js';
-import { baseVerdict, compileVerdict, completionCode, lastLine, missing, versionOf, type Program, type Runner, type Verdict } from './runners.js';
+import { baseVerdict, compileVerdict, completionCode, lastLine, missing, versionOf } from './runner-kit.js';
+import type { Program, Runner, Verdict } from './runners.js';
 import { findExecutable, type RunResult } from './sandbox.js';
 
 /**

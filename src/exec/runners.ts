@@ -2,11 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
 import type { ExecLanguage, Problem, Sample } from './problems.js';
 import { reindentCompletion } from './problems.js';
-import { findExecutable, isBwrapFailure, type Limits, type RunResult, type Sandbox } from './sandbox.js';
+import { findExecutable, type Limits, type RunResult, type Sandbox } from './sandbox.js';
 import { csharpRunner, goRunner, phpRunner, rubyRunner, rustRunner } from './runners-extra.js';
+import { baseVerdict, compileVerdict, completionCode, lastLine, missing, versionOf } from './runner-kit.js';
+
 
 /**
  * One runner per language: finds its toolchain (a missing one is one error naming what to install), builds the
@@ -50,48 +51,6 @@ export interface Runner {
   /** Extra arguments or environment the run needs for the limits (e.g. V8's heap size). */
   runArgs?(limits: Limits): string[];
   classify(result: RunResult, nonce: string, phase: 'compile' | 'run'): Verdict;
-}
-
-const INSTALL: Record<ExecLanguage, string> = {
-  python: 'python3 (apt-get install python3)',
-  javascript: 'node (Node.js >= 20)',
-  typescript: 'node (Node.js >= 20) and the typescript package (npm install typescript)',
-  java: 'a JDK 17 or later with javac and java (apt-get install openjdk-17-jdk-headless libjavatuples-java)',
-  cpp: 'g++ (apt-get install g++)',
-  rust: 'rustc (apt-get install rustc, or rustup)',
-  php: 'php (apt-get install php-cli)',
-  ruby: 'ruby with test-unit (apt-get install ruby)',
-  go: 'go (apt-get install golang-go)',
-  csharp: 'mono and mcs (apt-get install mono-mcs)',
-};
-
-export function missing(language: ExecLanguage, what: string): never {
-  throw new UsageError(`cannot run ${language} samples: ${what} not found; install ${INSTALL[language]}`);
-}
-
-export function versionOf(binary: string, args: string[], pattern: RegExp): string {
-  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 20_000 });
-  const m = pattern.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`);
-  return m ? m[1] : 'unknown';
-}
-
-export function lastLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  return lines[lines.length - 1] ?? '';
-}
-
-/** The verdict shared by every language once its own signs (memory, compile errors) are checked. */
-export function baseVerdict(result: RunResult, nonce: string): Verdict | undefined {
-  const base = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-  if (result.sandboxError || isBwrapFailure(result)) return { ...base, status: 'sandbox_error', note: result.sandboxError ?? lastLine(result.stderr) };
-  if (result.timedOut) return { ...base, status: 'timeout' };
-  if (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24) return { ...base, status: 'timeout', note: 'CPU time limit' };
-  if (result.outputExceeded) return { ...base, status: 'runtime_error', note: 'output limit exceeded' };
-  if (result.exitCode === 0) {
-    if (result.stdout.includes(nonce)) return { ...base, status: 'passed' };
-    return { ...base, status: 'failed', note: 'exited before the tests finished' };
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------- Python
@@ -172,11 +131,6 @@ function jsClassify(result: RunResult, nonce: string): Verdict {
   if (result.signal === 'SIGKILL' || result.signal === 'SIGSEGV' || result.exitCode === 137 || result.exitCode === 139) return { ...v, status: 'memory', note: `killed (${result.signal ?? result.exitCode})` };
   const m = /^(\w*Error\b.*)$/m.exec(err);
   return { ...v, status: 'runtime_error', note: (m?.[1] ?? lastLine(err)).slice(0, 200) || undefined };
-}
-
-export function completionCode(problem: Problem, sample: Sample): string {
-  if (sample.solution !== undefined) return sample.solution;
-  return (sample.prompt ?? problem.prompt) + (sample.completion ?? '');
 }
 
 function testsOf(problem: Problem): string {
@@ -282,14 +236,6 @@ export function javaRunner(): Runner {
       return { ...v, status: 'runtime_error', note: m?.[1] };
     },
   };
-}
-
-/** A compile step's verdict (Java, C++): the sandbox's own verdicts first, then the compiler's exit code. */
-export function compileVerdict(result: Parameters<Runner['classify']>[0], nonce: string): ReturnType<Runner['classify']> {
-  const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-  const base = baseVerdict({ ...result, stdout: nonce }, nonce);
-  if (base && base.status !== 'passed') return base;
-  return { ...v, status: result.exitCode !== 0 ? 'compile_error' : 'passed' };
 }
 
 // ---------------------------------------------------------------- C++
