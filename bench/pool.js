@@ -45,6 +45,10 @@ if (process.argv[2] === '--servers') {
     const { urls } = await next();
     const client = new LlmClient({ baseUrls: urls, apiKey: 'x', concurrency, store: null, noCache: true, retries: 0 });
     const model = parseModelSpec('openai:bench');
+    // one untimed round opens the connections and warms the code paths, as the other benches' warm-up runs do
+    await Promise.all(Array.from({ length: concurrency }, (_, i) => client.chat(model, { messages: [{ role: 'user', content: `warm-up ${i}` }] })));
+    child.send('stats');
+    const { stats: warm } = await next();
     const started = Date.now();
     const cpu = process.cpuUsage();
     await Promise.all(Array.from({ length: REQUESTS }, (_, i) => client.chat(model, { messages: [{ role: 'user', content: `request ${i}` }] })));
@@ -54,6 +58,6 @@ if (process.argv[2] === '--servers') {
     child.send('stats');
     const { stats: per } = await next();
     child.kill();
-    console.log(`  ${servers} server(s), concurrency ${concurrency}: ${seconds.toFixed(2)} s (ideal ${ideal.toFixed(2)} s, ${(seconds / ideal).toFixed(2)}x; target <= 1.2x); served ${per.map((p) => p.served).join('/')}, peak in flight ${per.map((p) => p.peak).join('/')}; client CPU ${((used.user + used.system) / 1000 / REQUESTS).toFixed(2)} ms/request; load average ${loadavg()[0].toFixed(2)}`);
+    console.log(`  ${servers} server(s), concurrency ${concurrency}: ${seconds.toFixed(2)} s (ideal ${ideal.toFixed(2)} s, ${(seconds / ideal).toFixed(2)}x; target <= 1.2x); served ${per.map((p, i) => p.served - warm[i].served).join('/')}, peak in flight ${per.map((p) => p.peak).join('/')}; client CPU ${((used.user + used.system) / 1000 / REQUESTS).toFixed(2)} ms/request; load average ${loadavg()[0].toFixed(2)}`);
   }
 }
