@@ -150,7 +150,7 @@ const available = (j) => versions && versions[j.needs] != null;
 console.log(`corpus: ${pairs.length.toLocaleString('en')} HumanEval code pairs (Codex sample vs reference, both directions); node ${process.version}, ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 if (versions) console.log(`references: ${Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 else console.log('references: none (no --python PATH or CODEGAUGE_BENCH_PYTHON): codegauge figures only, no ratio is claimed');
-console.log(`in-process: ${rounds} rounds x (1 warm-up + ${runs} timed runs) per side, interleaved; whole-process: ${wholeRounds} runs per side, interleaved\n`);
+console.log(`in-process: ${rounds} rounds x (1 warm-up + ${runs} timed runs) per side, interleaved; whole-process: ${wholeRounds} runs per side, interleaved; load = 1-minute load average at a job's start-end\n`);
 
 // ---- in-process ----
 const results = [];
@@ -159,6 +159,7 @@ for (const j of args['no-inprocess'] ? [] : JOBS) {
   const py = available(j) ? { times: [], cpu: [], rss: [] } : null;
   let diff = null;
   let cgOut, pyOut;
+  const load = [loadavg()[0]];
   try {
     for (let r = 0; r < rounds; r++) {
       const sides = [['cg', () => runJson(process.execPath, [join(root, 'bench', 'codegauge-job.js'), ...jobArgs(j), '--runs', String(runs)])]];
@@ -179,14 +180,18 @@ for (const j of args['no-inprocess'] ? [] : JOBS) {
     continue;
   }
   if (py) diff = difference(cgOut, pyOut);
-  results.push({ j, cg, py, diff });
+  load.push(loadavg()[0]);
+  results.push({ j, cg, py, diff, load });
   const line = (x) => `${fmt(median(x.times), 3)} s (${fmt(Math.min(...x.times), 3)}-${fmt(Math.max(...x.times), 3)}; CPU ${fmt(median(x.cpu), 3)} s), peak RSS ${fmt(Math.max(...x.rss))} MiB`;
   console.log(`  ${j.label}: codegauge ${line(cg)}${py ? `; python ${line(py)}; max score difference ${Number(diff).toExponential(1)}` : ''}`);
 }
 
+/** The 1-minute load average at a job's start and end: on a shared machine, the figures are only as good as the cores were free. */
+const loadText = ([before, after]) => `${before.toFixed(1)}-${after.toFixed(1)}`;
+
 function table(title, rows) {
   console.log(`\n${title}`);
-  const head = ['job', 'Python', 'codegauge', 'ratio', 'CPU-time ratio', 'target', 'RSS py / cg (MiB)', 'same scores'];
+  const head = ['job', 'Python', 'codegauge', 'ratio', 'CPU-time ratio', 'target', 'RSS py / cg (MiB)', 'load', 'same scores'];
   const all = [head, ...rows];
   const widths = head.map((_, c) => Math.max(...all.map((r) => String(r[c]).length)));
   for (const r of all) console.log('  ' + r.map((x, c) => (c === 0 ? String(x).padEnd(widths[c]) : String(x).padStart(widths[c]))).join('  '));
@@ -195,7 +200,7 @@ const rate = (j, seconds) => (j.n ? `${fmt(j.n / seconds)}/s` : `${fmt(seconds, 
 const range = (j, times) => (j.n ? `${fmt(j.n / Math.max(...times))}-${fmt(j.n / Math.min(...times))}` : `${fmt(Math.min(...times), 2)}-${fmt(Math.max(...times), 2)}`);
 if (results.length) table(
   `in-process, warm (pairs/s or seconds: median [min-max]); ratio = Python time / codegauge time (wall clock; the CPU-time ratio, all threads counted, is steadier on a loaded machine)`,
-  results.map(({ j, cg, py, diff }) => [
+  results.map(({ j, cg, py, diff, load }) => [
     j.label,
     py ? `${rate(j, median(py.times))} [${range(j, py.times)}]` : 'n/a',
     `${rate(j, median(cg.times))} [${range(j, cg.times)}]`,
@@ -203,6 +208,7 @@ if (results.length) table(
     py ? `${(median(py.cpu) / median(cg.cpu)).toFixed(1)}x` : '-',
     `>= ${j.target}x`,
     `${py ? fmt(Math.max(...py.rss)) : '-'} / ${fmt(Math.max(...cg.rss))}`,
+    loadText(load),
     py ? sameText(diff) : '-',
   ]),
 );
@@ -217,6 +223,7 @@ if (!args['no-whole']) {
       : [cli, 'score', '--refs', j.refs, '--hyps', j.hyps, ...j.cli, '--format', 'json'];
     const cg = [], py = [];
     let same = '-';
+    const load = [loadavg()[0]];
     try {
       for (let r = 0; r < wholeRounds; r++) {
         const sides = [['cg', () => runWhole(process.execPath, cgArgs)]];
@@ -254,6 +261,7 @@ if (!args['no-whole']) {
       py.length && timeBin ? `${(median(py.map((x) => x.cpu)) / median(cg.map((x) => x.cpu))).toFixed(1)}x` : '-',
       `>= ${j.wholeTarget ?? 8}x`,
       `${py.length ? fmt(Math.max(...py.map((x) => x.rss))) : '-'} / ${fmt(Math.max(...cg.map((x) => x.rss)))}`,
+      loadText([...load, loadavg()[0]]),
       same,
     ]);
   }

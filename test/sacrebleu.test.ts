@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Bleu, Chrf, computeBleu, scoreCorpus, scoreSentence, tokenize13a, tokenizeChar, tokenizeIntl } from '../src/index.js';
+import { bleuScore } from '../src/metrics/bleu.js';
 import { pyRstrip } from '../src/compat/python-strings.js';
 import { VERSION } from '../src/version.js';
 import { vector } from './helpers.js';
@@ -170,3 +171,26 @@ function sumAll(data: Float64Array, size: number): Float64Array {
   for (let i = 0; i < data.length; i++) out[i % size] += data[i];
   return out;
 }
+
+describe('BLEU score without details', () => {
+  it('bleuScore equals computeBleu(...).score bit for bit (every smoothing, effective order, empty orders)', () => {
+    let state = 5;
+    const next = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let k = 0; k < 4000; k++) {
+      const order = 1 + Math.floor(next() * 5);
+      const sysLen = Math.floor(next() * 30);
+      const refLen = Math.floor(next() * 30);
+      const total = Array.from({ length: order }, (_, n) => (next() < 0.1 ? 0 : Math.max(0, sysLen - n)));
+      const correct = total.map((t) => (next() < 0.3 ? 0 : Math.floor(next() * (t + 1))));
+      const stats = [sysLen, refLen, ...correct, ...total];
+      for (const smooth of ['exp', 'floor', 'add-k', 'none'] as const) {
+        for (const value of [null, 0.5]) {
+          for (const eff of [false, true]) {
+            const expected = computeBleu(correct, total, sysLen, refLen, smooth, value, eff, order).score;
+            expect(Object.is(bleuScore(stats, order, smooth, value, eff), expected)).toBe(true);
+          }
+        }
+      }
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { Bleu, Chrf, scoreCorpus, type Metric } from '../src/index.js';
 import { NumpyGenerator, Pcg64, seedSequenceState } from '../src/compat/numpy-random.js';
 import { bootstrapDraws, corpusConfidenceInterval, resampledScores } from '../src/stats/resampling.js';
 import { numpyMean, numpyPairwiseSum } from '../src/compat/numpy-float.js';
+import { weightedSums, weightedSumsOptions } from '../src/stats/weighted-sums.js';
 import { VERSION } from '../src/version.js';
 import { vector } from './helpers.js';
 
@@ -132,6 +133,55 @@ describe('bulk draws', () => {
       const reference = new NumpyGenerator(12345);
       for (let i = 0; i < 5000; i++) reference.choice(n, 1);
       expect(after.choice(n, 3)).toEqual(reference.choice(n, 3));
+    }
+  });
+});
+
+describe('resampled sums', () => {
+  /** The definition: per resample, each column summed over the drawn rows in ascending order with their multiplicities. */
+  function plainSums(draws: Int32Array, n: number, samples: number, matrices: { data: Float64Array; size: number }[]): Float64Array {
+    const width = matrices.reduce((w, m) => w + m.size, 0);
+    const out = new Float64Array(samples * width);
+    for (let s = 0; s < samples; s++) {
+      const counts = new Int32Array(n);
+      for (let r = 0; r < n; r++) counts[draws[s * n + r]]++;
+      let c0 = 0;
+      for (const { data, size } of matrices) {
+        for (let k = 0; k < size; k++) {
+          let a = 0;
+          for (let i = 0; i < n; i++) if (counts[i]) a += counts[i] * data[i * size + k];
+          out[s * width + c0 + k] += a;
+        }
+        c0 += size;
+      }
+    }
+    return out;
+  }
+
+  it('packed integer lanes, SIMD and scalar paths give the plain sums bit for bit', () => {
+    let state = 99;
+    const next = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (const n of [1, 7, 300, 2500]) {
+      const samples = 40;
+      const draws = bootstrapDraws(n, samples, 3);
+      // counts of every size (up to sums near 2^53), all-zero columns, fractions, negatives and huge values
+      const kinds = [() => Math.floor(next() * 5), () => Math.floor(next() * 3000), () => 0, () => Math.floor(next() * 2 ** 40), () => next() * 100, () => Math.floor(next() * 200) - 100, () => (next() < 0.01 ? 2 ** 52 : 1)];
+      const matrices = [3, 10, 18].map((size) => {
+        const data = new Float64Array(n * size);
+        for (let k = 0; k < size; k++) {
+          const kind = kinds[Math.floor(next() * kinds.length)];
+          for (let i = 0; i < n; i++) data[i * size + k] = kind();
+        }
+        return { rows: n, size, data };
+      });
+      const expected = plainSums(draws, n, samples, matrices);
+      for (const wasm of [true, false]) {
+        weightedSumsOptions.wasm = wasm;
+        const out = new Float64Array(expected.length);
+        weightedSums(draws, n, 0, samples, matrices, out);
+        expect(Array.from(out, (x, i) => Object.is(x, expected[i])).every(Boolean)).toBe(true);
+      }
+      weightedSumsOptions.wasm = true;
     }
   });
 });

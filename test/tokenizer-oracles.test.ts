@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { codeTokens, tokens13a } from '../src/index.js';
+import { bleuTokens, spansChar, spansNone, TokenSpans } from '../src/text/sacrebleu-tokenizers.js';
+import { spansCode } from '../src/text/code-tokenizer.js';
 import { pyNormalizeSpaces, PY_WS_RUN } from '../src/compat/python-strings.js';
 import { ROOT, readJson } from './helpers.js';
 
@@ -62,4 +64,23 @@ describe('hand-written tokenizers equal the reference regexes', () => {
     const wrong = segments.filter((s) => codeTokens(s).join('\u0001') !== regexCode(s).join('\u0001'));
     expect(wrong.slice(0, 5)).toEqual([]);
   });
+});
+
+describe('span tokenizers (what BLEU interns) equal the string tokenizers', () => {
+  const segments = [...corpusSegments(), ...randomStrings(20_000, 7)];
+  const spans = new TokenSpans();
+  const cases: [string, (s: string, out: TokenSpans) => void, (s: string) => string[]][] = [
+    ['code', spansCode, codeTokens],
+    ['none', spansNone, bleuTokens('none')],
+    ['char', spansChar, bleuTokens('char')],
+  ];
+  for (const [name, toSpans, toStrings] of cases) {
+    it(`${name} on ${segments.length} segments`, () => {
+      const wrong = segments.filter((s) => {
+        toSpans(s, spans);
+        return spans.strings().join('\u0001') !== toStrings(s).join('\u0001');
+      });
+      expect(wrong.slice(0, 5)).toEqual([]);
+    });
+  }
 });

@@ -1,10 +1,10 @@
-import { bleuTokens, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
+import { bleuSpanTokenizer, bleuTokens, TokenSpans, type BleuTokenizerName } from '../text/sacrebleu-tokenizers.js';
 import { pyRstrip } from '../compat/python-strings.js';
 import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { div, f32, mul, py, add, type Num } from '../compat/numpy-float.js';
-import { NgramMatcher, Vocabulary } from './ngram-match.js';
+import { NgramMatcher, sameStrings, TOKEN_CACHE_ENTRIES, Vocabulary } from './ngram-match.js';
 
 /** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */
 export type BleuSmoothing = 'exp' | 'floor' | 'add-k' | 'none';
@@ -87,6 +87,55 @@ export function computeBleu(
   return { score: bp * Math.exp(logSum / effOrder), ...details };
 }
 
+/**
+ * `computeBleu(...).score` on a statistics vector [sysLen, refLen, correct x order, total x order], without
+ * building the details (sentence scores call it once per segment): the same operations in the same order.
+ */
+export function bleuScore(stats: ArrayLike<number>, maxOrder: number, smooth: BleuSmoothing, smoothValue: number | null, effectiveOrder: boolean): number {
+  const value = smoothValue ?? SMOOTH_DEFAULTS[smooth];
+  const sysLen = stats[0];
+  const refLen = stats[1];
+  let bp = 1.0;
+  if (sysLen < refLen) bp = sysLen > 0 ? Math.exp(1 - refLen / sysLen) : 0.0;
+  let anyCorrect = false;
+  for (let i = 0; i < maxOrder; i++) {
+    if (stats[2 + i] !== 0) {
+      anyCorrect = true;
+      break;
+    }
+  }
+  if (!anyCorrect) return 0;
+  let smoothMteval = 1;
+  // Precisions of the orders before the first empty one are summed as logs in order; the others are 0.
+  let processed = 0;
+  let logSum = 0;
+  for (let n = 1; n <= maxOrder; n++) {
+    let correct = stats[1 + n];
+    let total = stats[1 + maxOrder + n];
+    if (smooth === 'add-k' && n > 1) {
+      correct += value as number;
+      total += value as number;
+    }
+    if (total === 0) break;
+    processed = n;
+    let precision = 0;
+    if (correct === 0) {
+      if (smooth === 'exp') {
+        smoothMteval *= 2;
+        precision = 100 / (smoothMteval * total);
+      } else if (smooth === 'floor') {
+        precision = (100 * (value as number)) / total;
+      }
+    } else {
+      precision = (100 * correct) / total;
+    }
+    logSum += myLog(precision);
+  }
+  const effOrder = effectiveOrder && processed > 0 ? processed : maxOrder;
+  for (let i = processed; i < effOrder; i++) logSum += myLog(0);
+  return bp * Math.exp(logSum / effOrder);
+}
+
 /** sacrebleu `_get_closest_ref_len`: closest length, ties to the shorter reference. */
 function closestRefLength(hypLen: number, refLens: readonly number[]): number {
   let closestDiff = -1;
@@ -118,10 +167,19 @@ export class Bleu implements Metric<BleuRefInfo> {
    */
   readonly sentenceEffectiveOrder: boolean;
   private readonly tokenizer: (line: string) => string[];
+  /** The same tokenizer writing spans, interned without a string per token (null for `intl`). */
+  private readonly spanTokenizer: ((line: string, out: TokenSpans) => void) | null;
+  private readonly spans = new TokenSpans();
   private readonly vocabulary = new Vocabulary();
   private readonly matcher = new NgramMatcher();
-  /** Token ids of recently seen references: a reference is usually shared by many hypotheses (cf. sacrebleu's lru_cache). */
-  private readonly referenceCache = new BoundedCache<Int32Array>();
+  /**
+   * Token ids of recently seen segments, references and hypotheses alike: a reference is usually shared by many
+   * hypotheses, and a text often comes back in another role (cf. sacrebleu's lru_cache of 2^16 on its tokenizers).
+   */
+  private readonly idCache = new BoundedCache<Int32Array>(TOKEN_CACHE_ENTRIES);
+  /** The reference information of the last reference set, returned again while the same strings come. */
+  private lastRefs: readonly string[] = [];
+  private lastRefInfo: BleuRefInfo | null = null;
 
   constructor(
     options: BleuOptions = {},
@@ -135,6 +193,7 @@ export class Bleu implements Metric<BleuRefInfo> {
     this.effectiveOrder = options.effectiveOrder ?? false;
     this.sentenceEffectiveOrder = options.effectiveOrder ?? true;
     this.tokenizer = bleuTokens(this.tokenize);
+    this.spanTokenizer = bleuSpanTokenizer(this.tokenize);
     this.statsSize = 2 + 2 * this.maxOrder;
   }
 
@@ -147,29 +206,47 @@ export class Bleu implements Metric<BleuRefInfo> {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${effectiveOrder ? 'yes' : 'no'}|tok:${this.tokenize}|smooth:${smooth}${order}|version:${VERSION}`;
   }
 
-  private readonly tokenCache = new BoundedCache<string[]>();
-
-  /**
-   * Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`, memoised
-   * for recent segments as sacrebleu memoises its tokenizers (`lru_cache`).
-   */
+  /** Lowercase (optionally), rstrip, tokenize, split on whitespace: sacrebleu's `_preprocess_segment`. */
   tokens(segment: string): string[] {
-    return this.tokenCache.getOrCompute(segment, (s) => this.tokenizer(pyRstrip(this.lowercase ? s.toLowerCase() : s)));
+    return this.tokenizer(pyRstrip(this.lowercase ? segment.toLowerCase() : segment));
+  }
+
+  /** The interned tokens of a segment, memoised for recent segments. */
+  private ids(segment: string): Int32Array {
+    let ids = this.idCache.get(segment);
+    if (ids === undefined) {
+      const line = pyRstrip(this.lowercase ? segment.toLowerCase() : segment);
+      if (this.spanTokenizer) {
+        this.spanTokenizer(line, this.spans);
+        ids = this.vocabulary.encodeSpans(this.spans);
+      } else ids = this.vocabulary.encode(this.tokenizer(line), true);
+      this.idCache.set(segment, ids);
+    }
+    return ids;
   }
 
   prepareReferences(refs: readonly string[]): BleuRefInfo {
-    const tokens = refs.map((ref) => this.referenceCache.getOrCompute(ref, (r) => this.vocabulary.encode(this.tokens(r), true)));
-    return { tokens, lengths: tokens.map((t) => t.length) };
+    const last = this.lastRefs;
+    if (this.lastRefInfo && sameStrings(refs, last)) return this.lastRefInfo;
+    const tokens = refs.map((ref) => this.ids(ref));
+    const info = { tokens, lengths: tokens.map((t) => t.length) };
+    this.lastRefs = refs.slice();
+    this.lastRefInfo = info;
+    return info;
   }
 
   segmentStatistics(hyp: string, refs: BleuRefInfo, out: Float64Array, offset: number): void {
-    const tokens = this.vocabulary.encode(this.tokens(hyp), false);
+    const tokens = this.ids(hyp);
     const order = this.maxOrder;
-    out[offset] = tokens.length;
-    out[offset + 1] = closestRefLength(tokens.length, refs.lengths);
-    this.matcher.loadReferences(refs.tokens, order);
-    this.matcher.matchHypothesis(tokens, order, out, offset + 2);
-    for (let n = 1; n <= order; n++) out[offset + 1 + order + n] = Math.max(0, tokens.length - n + 1);
+    const len = tokens.length;
+    out[offset] = len;
+    out[offset + 1] = closestRefLength(len, refs.lengths);
+    if (refs.tokens.length === 1) this.matcher.matchPair(tokens, refs.tokens[0], order, out, offset + 2);
+    else {
+      this.matcher.loadReferences(refs.tokens, order);
+      this.matcher.matchHypothesis(tokens, order, out, offset + 2);
+    }
+    for (let n = 1; n <= order; n++) out[offset + 1 + order + n] = len - n + 1 > 0 ? len - n + 1 : 0;
   }
 
   details(stats: ArrayLike<number>): BleuDetails {
@@ -179,14 +256,11 @@ export class Bleu implements Metric<BleuRefInfo> {
   }
 
   scoreFromStatistics(stats: ArrayLike<number>): number {
-    return this.details(stats).score;
+    return bleuScore(stats, this.maxOrder, this.smooth, this.smoothValue, this.effectiveOrder);
   }
 
   sentenceScoreFromStatistics(stats: ArrayLike<number>): number {
-    if (this.sentenceEffectiveOrder === this.effectiveOrder) return this.scoreFromStatistics(stats);
-    const order = this.maxOrder;
-    const view = (start: number) => Array.prototype.slice.call(stats, start, start + order) as number[];
-    return computeBleu(view(2), view(2 + order), stats[0], stats[1], this.smooth, this.smoothValue, this.sentenceEffectiveOrder, order).score;
+    return bleuScore(stats, this.maxOrder, this.smooth, this.smoothValue, this.sentenceEffectiveOrder);
   }
 
   sentenceSignature(nrefs: number | 'var'): string {

@@ -3,7 +3,9 @@ import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
 import { add, div, f32, mul, py, type Num } from '../compat/numpy-float.js';
-import { codePointArray, codePointArrayWithoutWhitespace, NgramMatcher, Vocabulary } from './ngram-match.js';
+import { codePointArray, codePointArrayWithoutWhitespace, NgramMatcher, sameStrings, TOKEN_CACHE_ENTRIES, Vocabulary } from './ngram-match.js';
+
+const NO_WORDS = new Int32Array(0);
 
 /** chrF and chrF++ exactly as sacrebleu 2.x computes them (sacrebleu/metrics/chrf.py). */
 export interface ChrfOptions {
@@ -55,8 +57,13 @@ export class Chrf implements Metric<ChrfSegment[]> {
   /** One reference's statistics while the best reference is chosen (reused: no allocation per segment). */
   private readonly stats: Float64Array;
   private readonly wordMatcher = new NgramMatcher();
-  /** Encodings of recently seen references: a reference is usually shared by many hypotheses. */
-  private readonly referenceCache = new BoundedCache<ChrfSegment>();
+  /**
+   * Encodings of recently seen segments, references and hypotheses alike: a reference is usually shared by many
+   * hypotheses, and a text often comes back in another role.
+   */
+  private readonly segmentCache = new BoundedCache<ChrfSegment>(TOKEN_CACHE_ENTRIES);
+  private lastRefs: readonly string[] = [];
+  private lastRefInfo: ChrfSegment[] | null = null;
 
   constructor(
     options: ChrfOptions = {},
@@ -78,30 +85,36 @@ export class Chrf implements Metric<ChrfSegment[]> {
     return `nrefs:${nrefs}|case:${this.lowercase ? 'lc' : 'mixed'}|eff:${this.epsSmoothing ? 'no' : 'yes'}|nc:${this.charOrder}|nw:${this.wordOrder}|space:${this.whitespace ? 'yes' : 'no'}|version:${VERSION}`;
   }
 
-  private encode(segment: string, intern: boolean): ChrfSegment {
-    const text = this.lowercase ? segment.toLowerCase() : segment;
-    const chars = this.whitespace ? codePointArray(text) : codePointArrayWithoutWhitespace(text);
-    const words = this.wordOrder > 0 ? this.vocabulary.encode(wordsWithPunctuationSplit(text), intern) : new Int32Array(0);
-    return { chars, words };
+  private encode(segment: string): ChrfSegment {
+    let encoded = this.segmentCache.get(segment);
+    if (encoded === undefined) {
+      const text = this.lowercase ? segment.toLowerCase() : segment;
+      const chars = this.whitespace ? codePointArray(text) : codePointArrayWithoutWhitespace(text);
+      const words = this.wordOrder > 0 ? this.vocabulary.encode(wordsWithPunctuationSplit(text), true) : NO_WORDS;
+      encoded = { chars, words };
+      this.segmentCache.set(segment, encoded);
+    }
+    return encoded;
   }
 
   prepareReferences(refs: readonly string[]): ChrfSegment[] {
-    return refs.map((ref) => this.referenceCache.getOrCompute(ref, (r) => this.encode(r, true)));
+    const last = this.lastRefs;
+    if (this.lastRefInfo && sameStrings(refs, last)) return this.lastRefInfo;
+    const info = refs.map((ref) => this.encode(ref));
+    this.lastRefs = refs.slice();
+    this.lastRefInfo = info;
+    return info;
   }
 
   /** Best statistics across references, chosen by sentence-level F-score as sacrebleu does. */
   segmentStatistics(hyp: string, refs: ChrfSegment[], out: Float64Array, offset: number): void {
-    const h = this.encode(hyp, false);
+    const h = this.encode(hyp);
     const stats = this.stats;
     const { charOrder, wordOrder, matched, matcher, wordMatcher } = this;
     let bestF = -1;
     for (const ref of refs) {
-      matcher.loadReferences([ref.chars], charOrder);
-      matcher.matchHypothesis(h.chars, charOrder, matched, 0);
-      if (wordOrder > 0) {
-        wordMatcher.loadReferences([ref.words], wordOrder);
-        wordMatcher.matchHypothesis(h.words, wordOrder, matched, charOrder);
-      }
+      matcher.matchPair(h.chars, ref.chars, charOrder, matched, 0);
+      if (wordOrder > 0) wordMatcher.matchPair(h.words, ref.words, wordOrder, matched, charOrder);
       for (let i = 0; i < charOrder + wordOrder; i++) {
         const chars = i < charOrder;
         const hypLen = chars ? h.chars.length : h.words.length;

@@ -79,6 +79,21 @@ export function corpusStatistics<R>(metric: Metric<R>, hypotheses: readonly stri
 export function sumRows(matrix: StatisticsMatrix, indices?: ArrayLike<number>): Float64Array {
   const { size, data } = matrix;
   if (!indices) {
+    // Integer statistics (counts) whose magnitudes add up to less than 2^53 sum exactly in plain doubles, in any
+    // order: the same values as the exact sums, without keeping partials per element.
+    const total = new Float64Array(size);
+    let magnitude = 0;
+    let integers = true;
+    const n = matrix.rows * size;
+    for (let i = 0; i < n; i += size) {
+      for (let k = 0; k < size; k++) {
+        const x = data[i + k];
+        total[k] += x;
+        magnitude += x < 0 ? -x : x;
+        if (integers && !Number.isInteger(x)) integers = false;
+      }
+    }
+    if (integers && magnitude < 2 ** 53) return total;
     const sums = new ExactSums(size);
     for (let r = 0; r < matrix.rows; r++) sums.add(data.subarray(r * size, (r + 1) * size));
     return sums.values();
@@ -132,11 +147,27 @@ export function scoreCorpus<R>(
   return result;
 }
 
+/** One statistics row per size, reused by sentence scores (called once per segment, often in a loop). */
+const sentenceRows = new Map<number, Float64Array>();
+let sentenceRowBusy = false;
+
 /** Sentence-level score of one hypothesis against its references: the corpus path on one segment. */
 export function scoreSentence<R>(metric: Metric<R>, hypothesis: string, references: readonly string[]): number {
-  const out = new Float64Array(metric.statsSize);
-  metric.segmentStatistics(hypothesis, metric.prepareReferences(references), out, 0);
-  return metric.scoreFromStatistics(out);
+  const size = metric.statsSize;
+  // A metric that scores sentences inside its own statistics gets a row of its own.
+  const reuse = !sentenceRowBusy;
+  let out = reuse ? sentenceRows.get(size) : undefined;
+  if (out === undefined) {
+    out = new Float64Array(size);
+    if (reuse) sentenceRows.set(size, out);
+  } else out.fill(0);
+  if (reuse) sentenceRowBusy = true;
+  try {
+    metric.segmentStatistics(hypothesis, metric.prepareReferences(references), out, 0);
+    return metric.scoreFromStatistics(out);
+  } finally {
+    if (reuse) sentenceRowBusy = false;
+  }
 }
 
 /** Helper for segment-averaged metrics: statistics are [score, 1]. */

@@ -46,10 +46,13 @@ function sumDrawn(matrix: StatisticsMatrix, draws: Int32Array, offset: number, n
 function needsFloat32Rounding(matrix: StatisticsMatrix): boolean {
   const { rows, size, data } = matrix;
   const max = new Float64Array(size);
-  for (let i = 0; i < data.length; i++) {
-    const v = data[i];
-    if (!Number.isInteger(v) || v < 0) return true;
-    if (v > max[i % size]) max[i % size] = v;
+  const n = rows * size;
+  for (let i = 0; i < n; i += size) {
+    for (let k = 0; k < size; k++) {
+      const v = data[i + k];
+      if (!Number.isInteger(v) || v < 0) return true;
+      if (v > max[k]) max[k] = v;
+    }
   }
   for (let k = 0; k < size; k++) if (max[k] * rows >= 2 ** 24) return true;
   return false;

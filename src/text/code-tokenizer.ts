@@ -1,4 +1,5 @@
 import { isPyWhitespace } from '../compat/python-strings.js';
+import type { TokenSpans } from './token-spans.js';
 
 /**
  * The code tokenizer of "Out of the BLEU" (Evtikhiev et al. 2023: `tokenize_tranx` and the `code` tokenizer of
@@ -43,4 +44,48 @@ export function codeTokens(code: string): string[] {
   }
   if (start >= 0) tokens.push(code.slice(start));
   return tokens;
+}
+
+/** `codeTokens` as spans of `out.codes` (the code with quotes turned into backticks), for interning without strings. */
+export function spansCode(code: string, out: TokenSpans): void {
+  const len = code.length;
+  out.reset(len);
+  const { codes, bounds } = out;
+  let n = 0;
+  let start = -1;
+  let prevLower = false;
+  for (let i = 0; i < len; i++) {
+    const c = code.charCodeAt(i);
+    codes[i] = c;
+    if (isWordChar(c)) {
+      const upper = c >= 65 && c <= 90;
+      if (start < 0) start = i;
+      else if (upper && prevLower) {
+        bounds[n++] = start;
+        bounds[n++] = i;
+        start = i;
+      }
+      prevLower = c >= 97 && c <= 122;
+      continue;
+    }
+    if (start >= 0) {
+      bounds[n++] = start;
+      bounds[n++] = i;
+      start = -1;
+    }
+    prevLower = false;
+    if (isPyWhitespace(c)) continue;
+    bounds[n++] = i;
+    if (c === 34 || c === 39) codes[i] = 96; // a quote becomes '`'
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < len) {
+      codes[i + 1] = code.charCodeAt(i + 1); // an astral character is one token, as a Python code point is
+      i++;
+    }
+    bounds[n++] = i + 1;
+  }
+  if (start >= 0) {
+    bounds[n++] = start;
+    bounds[n++] = len;
+  }
+  out.count = n >> 1;
 }

@@ -1,4 +1,5 @@
-import { codeTokens } from './code-tokenizer.js';
+import { codeTokens, spansCode } from './code-tokenizer.js';
+import { TokenSpans } from './token-spans.js';
 import { codePoints, isPyWhitespace, pyNormalizeSpaces, pySplit } from '../compat/python-strings.js';
 
 /**
@@ -8,25 +9,41 @@ import { codePoints, isPyWhitespace, pyNormalizeSpaces, pySplit } from '../compa
  */
 export type BleuTokenizerName = '13a' | 'intl' | 'char' | 'none' | 'code';
 export const BLEU_TOKENIZERS: readonly BleuTokenizerName[] = ['13a', 'intl', 'char', 'none', 'code'];
+export { TokenSpans, stringOf } from './token-spans.js';
 
 /**
- * mteval-v13a (sacrebleu Tokenizer13a + TokenizerRegexp). sacrebleu applies four regex substitutions in turn:
+ * mteval-v13a (sacrebleu Tokenizer13a + TokenizerRegexp). sacrebleu applies four regex substitutions in turn, each
+ * leftmost-first and non-overlapping on the output of the previous one, then splits on whitespace:
  *   A ([{-~[-` -&(-+:-@/]) -> ' \1 '   B ([^0-9])([.,]) -> '\1 \2 '   C ([.,])([^0-9]) -> ' \1 \2'
  *   D ([0-9])(-) -> '\1 \2 '
- * each leftmost-first and non-overlapping on the output of the previous one. Substitutions only insert spaces,
- * so they are simulated on a sequence of input positions in which -1 stands for an inserted space; the tokens
- * are then slices of the input. Each pass is a literal transcription of one regex (tests compare this with
- * the regexes on real and random text). Done by hand because it runs on every segment.
+ * They only insert spaces, so what matters is where a token ends. One scan decides it, from these consequences
+ * of the rules (the oracle tests compare this scanner with the regexes on real and random text):
+ * - A: a symbol is a token of its own.
+ * - D: a '-' right after an ASCII digit is a token of its own (A-C never put a space between a digit and a '-').
+ * - B and C act on a maximal run of m periods/commas, between the characters u before it and z after it (a symbol
+ *   or the line's end counting as a space). Pairing in B is non-overlapping, so it splits the run into single
+ *   marks whatever m; it leaves u joined to the first mark only when u is a digit, and the last mark joined to z
+ *   only when m + [u is a digit] is even. C then splits such a remaining join unless the neighbour is a digit. So
+ *   every mark is a token of its own, except that with u and z both digits a single mark joins them ("1.5"), and
+ *   otherwise the last mark joins a digit z when m + [u is a digit] is even ("a..5" -> "a . .5").
+ * Python's [0-9] is ASCII digits only; whitespace other than ' ' (tab, U+00A0, ...) is no symbol, so it is a
+ * non-digit neighbour for B and C and is then dropped by the split.
  */
-const SPACE = -1;
-let bufferA = new Int32Array(1024);
-let bufferB = new Int32Array(1024);
-
-function symbol13a(c: number): boolean {
-  return (c >= 0x7b && c <= 0x7e) || (c >= 0x5b && c <= 0x60) || (c >= 0x20 && c <= 0x26) || (c >= 0x28 && c <= 0x2b) || (c >= 0x3a && c <= 0x40) || c === 0x2f;
-}
 const isDigit = (c: number) => c >= 48 && c <= 57;
-const isPeriodOrComma = (c: number) => c === 46 || c === 44;
+
+// Classes of ASCII code units in the 13a scan.
+const PLAIN = 0;
+const SPACE = 1;
+const SYMBOL = 2;
+const MARK = 3; // '.' or ','
+const DASH = 4;
+const CLASS_13A = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const symbol = (c >= 0x7b && c <= 0x7e) || (c >= 0x5b && c <= 0x60) || (c >= 0x20 && c <= 0x26) || (c >= 0x28 && c <= 0x2b) || (c >= 0x3a && c <= 0x40) || c === 0x2f;
+  CLASS_13A[c] = isPyWhitespace(c) ? SPACE : symbol ? SYMBOL : c === 46 || c === 44 ? MARK : c === 45 ? DASH : PLAIN;
+}
+
+const ENTITY = /&(?:quot|amp|lt|gt);/;
 
 function preprocess13a(input: string): string {
   let line = input;
@@ -38,134 +55,89 @@ function preprocess13a(input: string): string {
   return line;
 }
 
-let lineCodes = new Uint16Array(1024);
-
-const codeOf = (codes: Uint16Array, item: number) => (item === SPACE ? 32 : codes[item]);
-
-/** Pass B, ([^0-9])([.,]) -> '\1 \2 '; returns the length written to `dst`. */
-function passB(codes: Uint16Array, src: Int32Array, length: number, dst: Int32Array): number {
-  let n = 0;
-  let i = 0;
-  while (i < length) {
-    const a = src[i];
-    if (i + 1 < length && !isDigit(codeOf(codes, a)) && isPeriodOrComma(codeOf(codes, src[i + 1]))) {
-      dst[n++] = a;
-      dst[n++] = SPACE;
-      dst[n++] = src[i + 1];
-      dst[n++] = SPACE;
-      i += 2;
-    } else {
-      dst[n++] = a;
-      i++;
-    }
+/** The 13a tokens of `input` as spans of `out.codes` (which receives the preprocessed line). */
+export function spans13a(input: string, out: TokenSpans): void {
+  // sacrebleu's string replacements, in its order, where they can change something; the common case (newlines
+  // only) is done while copying below. Without '<skipped>' or "-\n", an entity is in the input or nowhere ('\n' ->
+  // ' ' cannot make one), so code with '&&' takes the copy too.
+  const line = input.includes('<skipped>') || (input.includes('&') && (input.includes('-\n') || ENTITY.test(input))) ? preprocess13a(input) : input;
+  out.reset(line.length);
+  const codes = out.codes;
+  let len = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 10) codes[len++] = 32; // '\n' -> ' '
+    else if (c === 45 && line.charCodeAt(i + 1) === 10) i++; // '-\n' removed (before '\n' -> ' ', as in sacrebleu)
+    else codes[len++] = c;
   }
-  return n;
+  const bounds = out.bounds;
+  let n = 0;
+  let start = -1;
+  let i = 0;
+  while (i < len) {
+    const c = codes[i];
+    const cls = c < 128 ? CLASS_13A[c] : isPyWhitespace(c) ? SPACE : PLAIN;
+    if (cls === PLAIN) {
+      if (start < 0) start = i;
+      i++;
+      continue;
+    }
+    if (cls === DASH && !(i > 0 && isDigit(codes[i - 1]))) {
+      if (start < 0) start = i;
+      i++;
+      continue;
+    }
+    if (cls === MARK) {
+      let e = i + 1;
+      while (e < len && (codes[e] === 46 || codes[e] === 44)) e++;
+      const digitBefore = i > 0 && isDigit(codes[i - 1]);
+      const digitAfter = e < len && isDigit(codes[e]);
+      if (e - i === 1 && digitBefore && digitAfter) {
+        i = e; // "1.5": the token goes on (it was started by the digit)
+        continue;
+      }
+      if (start >= 0) {
+        bounds[n++] = start;
+        bounds[n++] = i;
+        start = -1;
+      }
+      for (let k = i; k < e - 1; k++) {
+        bounds[n++] = k;
+        bounds[n++] = k + 1;
+      }
+      if (digitAfter && ((e - i + (digitBefore ? 1 : 0)) & 1) === 0) start = e - 1;
+      else {
+        bounds[n++] = e - 1;
+        bounds[n++] = e;
+      }
+      i = e;
+      continue;
+    }
+    // Whitespace ends a token; a symbol or a '-' after a digit also is one.
+    if (start >= 0) {
+      bounds[n++] = start;
+      bounds[n++] = i;
+      start = -1;
+    }
+    if (cls !== SPACE) {
+      bounds[n++] = i;
+      bounds[n++] = i + 1;
+    }
+    i++;
+  }
+  if (start >= 0) {
+    bounds[n++] = start;
+    bounds[n++] = len;
+  }
+  out.count = n >> 1;
 }
 
-/** Pass C, ([.,])([^0-9]) -> ' \1 \2'. */
-function passC(codes: Uint16Array, src: Int32Array, length: number, dst: Int32Array): number {
-  let n = 0;
-  let i = 0;
-  while (i < length) {
-    const a = src[i];
-    if (i + 1 < length && isPeriodOrComma(codeOf(codes, a)) && !isDigit(codeOf(codes, src[i + 1]))) {
-      dst[n++] = SPACE;
-      dst[n++] = a;
-      dst[n++] = SPACE;
-      dst[n++] = src[i + 1];
-      i += 2;
-    } else {
-      dst[n++] = a;
-      i++;
-    }
-  }
-  return n;
-}
-
-/** Pass D, ([0-9])(-) -> '\1 \2 '. */
-function passD(codes: Uint16Array, src: Int32Array, length: number, dst: Int32Array): number {
-  let n = 0;
-  let i = 0;
-  while (i < length) {
-    const a = src[i];
-    if (i + 1 < length && isDigit(codeOf(codes, a)) && codeOf(codes, src[i + 1]) === 45) {
-      dst[n++] = a;
-      dst[n++] = SPACE;
-      dst[n++] = src[i + 1];
-      dst[n++] = SPACE;
-      i += 2;
-    } else {
-      dst[n++] = a;
-      i++;
-    }
-  }
-  return n;
-}
+const scratchSpans = new TokenSpans();
 
 /** The tokens of the 13a tokenizer. */
 export function tokens13a(input: string): string[] {
-  const line = preprocess13a(input);
-  const len = line.length;
-  const capacity = 4 * (len + 2) + 8;
-  if (bufferA.length < capacity) {
-    bufferA = new Int32Array(capacity);
-    bufferB = new Int32Array(capacity);
-  }
-  if (lineCodes.length < len) lineCodes = new Uint16Array(len * 2);
-  const codes = lineCodes;
-  let periodOrComma = false;
-  let dash = false;
-  for (let i = 0; i < len; i++) {
-    const c = line.charCodeAt(i);
-    codes[i] = c;
-    if (c === 46 || c === 44) periodOrComma = true;
-    else if (c === 45) dash = true;
-  }
-  // ' ' + line + ' ' through pass A; the padding spaces are themselves symbols of pass A.
-  const a = bufferA;
-  let n = 0;
-  a[n++] = SPACE;
-  a[n++] = SPACE;
-  a[n++] = SPACE;
-  for (let i = 0; i < len; i++) {
-    if (symbol13a(codes[i])) {
-      a[n++] = SPACE;
-      a[n++] = i;
-      a[n++] = SPACE;
-    } else a[n++] = i;
-  }
-  a[n++] = SPACE;
-  a[n++] = SPACE;
-  a[n++] = SPACE;
-  // A pass whose trigger character does not occur copies its input unchanged, so it is skipped.
-  let items = bufferA;
-  let spare = bufferB;
-  if (periodOrComma) {
-    n = passB(codes, items, n, spare);
-    n = passC(codes, spare, n, items);
-  }
-  if (dash) {
-    n = passD(codes, items, n, spare);
-    [items, spare] = [spare, items];
-  }
-  // Split on whitespace; a run without inserted spaces is a contiguous slice of the line.
-  const tokens: string[] = [];
-  let start = -1;
-  let end = -1;
-  for (let i = 0; i < n; i++) {
-    const item = items[i];
-    if (item === SPACE || isPyWhitespace(codes[item])) {
-      if (start >= 0) {
-        tokens.push(line.slice(start, end + 1));
-        start = -1;
-      }
-    } else {
-      if (start < 0) start = item;
-      end = item;
-    }
-  }
-  if (start >= 0) tokens.push(line.slice(start, end + 1));
-  return tokens;
+  spans13a(input, scratchSpans);
+  return scratchSpans.strings();
 }
 
 export function tokenize13a(input: string): string {
@@ -193,6 +165,71 @@ export function tokenizeChar(line: string): string {
 export function tokenizeCode(line: string): string {
   return codeTokens(line).join(' ');
 }
+
+/** `str.split()` as spans (BLEU's `none` tokenizer). */
+export function spansNone(line: string, out: TokenSpans): void {
+  const len = line.length;
+  out.reset(len);
+  const { codes, bounds } = out;
+  let n = 0;
+  let start = -1;
+  for (let i = 0; i < len; i++) {
+    const c = line.charCodeAt(i);
+    codes[i] = c;
+    if (isPyWhitespace(c)) {
+      if (start >= 0) {
+        bounds[n++] = start;
+        bounds[n++] = i;
+        start = -1;
+      }
+    } else if (start < 0) start = i;
+  }
+  if (start >= 0) {
+    bounds[n++] = start;
+    bounds[n++] = len;
+  }
+  out.count = n >> 1;
+}
+
+/** The `char` tokenizer as spans: every code point but whitespace. */
+export function spansChar(line: string, out: TokenSpans): void {
+  const len = line.length;
+  out.reset(len);
+  const { codes, bounds } = out;
+  let n = 0;
+  for (let i = 0; i < len; i++) {
+    const c = line.charCodeAt(i);
+    codes[i] = c;
+    if (isPyWhitespace(c)) continue;
+    bounds[n++] = i;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < len) {
+      const d = line.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) codes[++i] = d;
+    }
+    bounds[n++] = i + 1;
+  }
+  out.count = n >> 1;
+}
+
+/**
+ * A tokenizer that writes spans, for the tokenizers BLEU runs on every segment; `intl` (Unicode property regexes)
+ * has none and goes through strings.
+ */
+export function bleuSpanTokenizer(name: BleuTokenizerName): ((line: string, out: TokenSpans) => void) | null {
+  switch (name) {
+    case '13a':
+      return spans13a;
+    case 'none':
+      return spansNone;
+    case 'char':
+      return spansChar;
+    case 'code':
+      return spansCode;
+    default:
+      return null;
+  }
+}
+
 
 /** A tokenizer as BLEU uses it: the tokens of sacrebleu's tokenised line split on whitespace. */
 export function bleuTokens(name: BleuTokenizerName): (line: string) => string[] {
