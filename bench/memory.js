@@ -1,7 +1,7 @@
 // Peak memory of whole `codegauge score` processes on large inputs (`npm run bench`): the files are streamed, so
 // peak RSS should stay flat as the input grows. Inputs cycle through the HumanEval pairs, each made unique by a
 // trailing comment so that no cache can hide the growth. Target: <= 500 MB for 1M pairs of BLEU + chrF and for
-// 250k pairs of CodeBLEU.
+// 250k pairs of CodeBLEU and of METEOR (whose word table is bounded: the numbered comments add a word per pair).
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
@@ -44,6 +44,7 @@ process.stdout.write(JSON.stringify({ code, maxRssMiB: process.resourceUsage().m
 const cases = [
   { n: 1_000_000, metrics: ['bleu', 'chrf'] },
   { n: 250_000, metrics: ['codebleu:lang=python'] },
+  { n: 250_000, metrics: ['meteor'] },
 ];
 console.log('\npeak memory of whole score processes (streamed input, target <= 500 MB)');
 for (const c of cases) {

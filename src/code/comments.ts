@@ -19,10 +19,15 @@ function dropBlankLines(text: string): string {
 
 export function removeCommentsAndDocstrings(source: string, language: LanguageId): string {
   if (language === 'python') {
+    // Generated code often fails to tokenize; the error is dropped, so its stack trace is not worth capturing.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
       return removePythonComments(source);
     } catch {
       return source; // codebleu catches every exception and keeps the source
+    } finally {
+      Error.stackTraceLimit = limit;
     }
   }
   if (language === 'ruby') return source;

@@ -15,12 +15,17 @@ export type Relation = 'comesFrom' | 'computedFrom';
 /** [variable, token index, relation, parent variables, parent token indices] */
 export type DfgEdge = [string, number, Relation, string[], number[]];
 type States = Map<string, number[]>;
-type IndexToCode = Map<string, [number, string]>;
+/** Token (index, code) by span: `spanKey` of the token's node. */
+type IndexToCode = Map<number, [number, string]>;
 
 const LEAF_STRING_TYPES = new Set(['string_literal', 'string', 'character_literal']);
 
-function spanKey(n: SyntaxNode): string {
-  return `${n.startRow},${n.startColumn},${n.endRow},${n.endColumn}`;
+/**
+ * codebleu keys tokens by (start point, end point); a node's points and its start and end indices determine each
+ * other, so the pair of indices, as one number (`width` is the source length + 1), is the same key.
+ */
+function spanKey(n: SyntaxNode, width: number): number {
+  return n.startIndex * width + n.endIndex;
 }
 
 function isTokenLeaf(n: SyntaxNode): boolean {
@@ -54,14 +59,14 @@ function need<T>(x: T | null | undefined, what: string): T {
 }
 
 /** codebleu `tree_to_variable_index`: leaves whose text differs from their type (identifiers, literals). */
-function variableSpans(node: SyntaxNode | null, index: IndexToCode): SyntaxNode[] {
+function variableSpans(node: SyntaxNode | null, index: IndexToCode, width: number): SyntaxNode[] {
   const root = need(node, 'node');
   const out: SyntaxNode[] = [];
   const stack: SyntaxNode[] = [root];
   while (stack.length) {
     const n = stack.pop()!;
     if (isTokenLeaf(n)) {
-      const [, code] = need(index.get(spanKey(n)), 'token');
+      const [, code] = need(index.get(spanKey(n, width)), 'token');
       if (n.type !== code) out.push(n);
     } else for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
   }
@@ -77,13 +82,23 @@ function sortedUnique(xs: number[]): number[] {
   return [...new Set(xs)].sort((a, b) => a - b);
 }
 
-const byIndex = (edges: DfgEdge[]) => edges.sort((a, b) => a[1] - b[1]);
+/** What a visit that finds no edge returns; never written to. */
+const NO_EDGES: readonly DfgEdge[] = Object.freeze([]);
 
-/** The merge that loops apply after visiting their body twice. */
+/** Python's `sorted(dfg, key=lambda x: x[1])` (stable), in place; the lists are mostly in order already. */
+function byIndex(edges: DfgEdge[]): DfgEdge[] {
+  for (let i = 1; i < edges.length; i++) if (edges[i - 1][1] > edges[i][1]) return edges.sort((a, b) => a[1] - b[1]);
+  return edges;
+}
+
+/**
+ * The merge that loops apply after visiting their body twice, keyed by (variable, token index, relation); the
+ * token index determines the variable (it is that token's text), so the key is a number.
+ */
 function mergeLoopEdges(edges: DfgEdge[]): DfgEdge[] {
-  const merged = new Map<string, DfgEdge>();
+  const merged = new Map<number, DfgEdge>();
   for (const e of edges) {
-    const key = `${e[0]}\u0000${e[1]}\u0000${e[2]}`;
+    const key = 2 * e[1] + (e[2] === 'comesFrom' ? 0 : 1);
     const cur = merged.get(key);
     if (!cur) merged.set(key, [e[0], e[1], e[2], e[3], e[4]]);
     else {
@@ -315,6 +330,7 @@ class Extractor {
   constructor(
     private readonly rules: LanguageRules,
     private readonly index: IndexToCode,
+    private readonly width: number,
   ) {
     this.sets = {
       assignment: new Set(rules.assignment),
@@ -328,42 +344,52 @@ class Extractor {
     };
   }
 
+  /** The states after the last visit (returned this way rather than in a pair, to save an allocation per node). */
+  states: States = new Map();
+
+  private done(edges: readonly DfgEdge[], states: States): readonly DfgEdge[] {
+    this.states = states;
+    return edges;
+  }
+
   private code(n: SyntaxNode): [number, string] {
-    return need(this.index.get(spanKey(n)), 'token');
+    return need(this.index.get(spanKey(n, this.width)), 'token');
   }
 
   /** `computedFrom`/`comesFrom` edges from every variable of `left` to every variable of `right`, one per pair. */
-  private pairEdges(left: SyntaxNode | null, right: SyntaxNode | null, relation: Relation, states: States, edges: DfgEdge[]): void {
-    const names = variableSpans(left, this.index);
-    const values = variableSpans(right, this.index);
+  private pairEdges(left: SyntaxNode | null, right: SyntaxNode | null, relation: Relation, frame: Frame, edges: DfgEdge[]): void {
+    const names = variableSpans(left, this.index, this.width);
+    const values = variableSpans(right, this.index, this.width);
     for (const n1 of names) {
       const [idx1, code1] = this.code(n1);
       for (const n2 of values) {
         const [idx2, code2] = this.code(n2);
         edges.push([code1, idx1, relation, [code2], [idx2]]);
       }
-      states.set(code1, [idx1]);
+      frame.write().set(code1, [idx1]);
     }
   }
 
   /** One edge per left variable listing all right variables (Python and Ruby assignments). */
-  private listEdges(left: SyntaxNode | null, right: SyntaxNode | null, states: States, edges: DfgEdge[]): void {
-    const rightSpans = variableSpans(right, this.index);
+  private listEdges(left: SyntaxNode | null, right: SyntaxNode | null, frame: Frame, edges: DfgEdge[]): void {
+    const rightSpans = variableSpans(right, this.index, this.width);
     const rightCodes = rightSpans.map((n) => this.code(n));
-    for (const n1 of variableSpans(left, this.index)) {
+    for (const n1 of variableSpans(left, this.index, this.width)) {
       const [idx1, code1] = this.code(n1);
       edges.push([code1, idx1, 'computedFrom', rightCodes.map((x) => x[1]), rightCodes.map((x) => x[0])]);
-      states.set(code1, [idx1]);
+      frame.write().set(code1, [idx1]);
     }
   }
 
-  private visitAll(nodes: (SyntaxNode | null)[], states: States, edges: DfgEdge[]): States {
-    for (const n of nodes) {
-      const [e, s] = this.visit(need(n, 'node'), states);
-      edges.push(...e);
-      states = s;
-    }
-    return states;
+  /** Visits the nodes in turn, each with the states the previous one left. */
+  private visitAll(nodes: readonly SyntaxNode[], frame: Frame, edges: DfgEdge[]): void {
+    for (const n of nodes) this.visitOne(n, frame, edges);
+  }
+
+  private visitOne(node: SyntaxNode | null, frame: Frame, edges: DfgEdge[]): void {
+    const e = this.visit(need(node, 'node'), frame.states);
+    for (const x of e) edges.push(x);
+    frame.adopt(this.states);
   }
 
   /** Left/right node lists of an assignment, paired element-wise when both sides have the same length. */
@@ -381,37 +407,41 @@ class Extractor {
     return { lefts, rights };
   }
 
-  visit(node: SyntaxNode, incoming: States): [DfgEdge[], States] {
+  /** Visits a node: returns its edges and leaves the states after it in `this.states`. */
+  visit(node: SyntaxNode, incoming: States): readonly DfgEdge[] {
     const r = this.rules;
     const t = node.type;
-    let states = r.copyOnEntry ? new Map(incoming) : incoming;
-
     if (isTokenLeaf(node)) {
-      if (!r.copyOnEntry) states = new Map(incoming);
+      // Ruby's extractor copies the states at a leaf; the others copy on entry (here: when writing).
+      let states = r.copyOnEntry ? incoming : new Map(incoming);
       const [idx, code] = this.code(node);
-      if (t === code) return [[], states];
+      if (t === code) return this.done(NO_EDGES, states);
       const known = states.get(code);
-      if (known) return [[[code, idx, 'comesFrom', [code], known.slice()]], states];
-      if (t === 'identifier') states.set(code, [idx]);
-      return [[[code, idx, 'comesFrom', [], []]], states];
+      if (known) return this.done([[code, idx, 'comesFrom', [code], known.slice()]], states);
+      if (t === 'identifier') {
+        if (r.copyOnEntry) states = new Map(states);
+        states.set(code, [idx]);
+      }
+      return this.done([[code, idx, 'comesFrom', [], []]], states);
     }
+
+    // All but Ruby copy the states on entry; the copy is made when first written to (see Frame).
+    const frame = new Frame(incoming, !r.copyOnEntry);
 
     if (this.sets.definition.has(t)) {
       const { name, value } = r.definitionParts(node);
       const edges: DfgEdge[] = [];
       if (value === null) {
-        for (const n of variableSpans(name, this.index)) {
+        for (const n of variableSpans(name, this.index, this.width)) {
           const [idx, code] = this.code(n);
           edges.push([code, idx, 'comesFrom', [], []]);
-          states.set(code, [idx]);
+          frame.write().set(code, [idx]);
         }
-        return [byIndex(edges), states];
+        return this.done(byIndex(edges), frame.states);
       }
-      const [e, s] = this.visit(value, states);
-      edges.push(...e);
-      states = s;
-      this.pairEdges(name, value, 'comesFrom', states, edges);
-      return [byIndex(edges), states];
+      this.visitOne(value, frame, edges);
+      this.pairEdges(name, value, 'comesFrom', frame, edges);
+      return this.done(byIndex(edges), frame.states);
     }
 
     if (this.sets.assignment.has(t)) {
@@ -419,9 +449,9 @@ class Extractor {
       if (r.assignmentStyle === 'simple') {
         const left = childByField(node, 'left');
         const right = childByField(node, 'right');
-        states = this.visitAll([right], states, edges);
-        this.pairEdges(left, right, 'computedFrom', states, edges);
-        return [byIndex(edges), states];
+        this.visitOne(right, frame, edges);
+        this.pairEdges(left, right, 'computedFrom', frame, edges);
+        return this.done(byIndex(edges), frame.states);
       }
       let lefts: SyntaxNode[];
       let rights: SyntaxNode[];
@@ -429,7 +459,7 @@ class Extractor {
         rights = [need(node.children[node.children.length - 1], 'iterable')];
         lefts = [need(childByField(node, 'left'), 'left side')];
       } else if (r.assignmentStyle === 'python' && childByField(node, 'right') === null) {
-        return [[], states];
+        return this.done(NO_EDGES, frame.states);
       } else {
         ({ lefts, rights } = this.assignmentSides(node));
         if (r.assignmentStyle === 'ruby' && t === 'operator_assignment') {
@@ -437,18 +467,18 @@ class Extractor {
           rights = [node.children[node.children.length - 1]];
         }
       }
-      states = this.visitAll(rights, states, edges);
-      for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], states, edges);
-      return [byIndex(edges), states];
+      this.visitAll(rights, frame, edges);
+      for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, edges);
+      return this.done(byIndex(edges), frame.states);
     }
 
     if (this.sets.increment.has(t)) {
       const edges: DfgEdge[] = [];
-      this.pairEdges(node, node, 'computedFrom', states, edges);
-      return [byIndex(edges), states];
+      this.pairEdges(node, node, 'computedFrom', frame, edges);
+      return this.done(byIndex(edges), frame.states);
     }
 
-    if (this.sets.ifs.has(t)) return this.visitIf(node, states);
+    if (this.sets.ifs.has(t)) return this.visitIf(node, frame.states);
 
     if (this.sets.fors.has(t)) {
       const edges: DfgEdge[] = [];
@@ -456,63 +486,65 @@ class Extractor {
       if (style === 'python') {
         for (let pass = 0; pass < 2; pass++) {
           const { lefts, rights } = this.assignmentSides(node);
-          states = this.visitAll(rights, states, edges);
-          for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], states, edges);
+          this.visitAll(rights, frame, edges);
+          for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, edges);
           const last = node.children[node.children.length - 1];
-          if (last.type === 'block') states = this.visitAll([last], states, edges);
+          if (last.type === 'block') this.visitOne(last, frame, edges);
         }
       } else if (style === 'ruby') {
         for (let pass = 0; pass < 2; pass++) {
           const left = childByField(node, 'pattern');
           const right = childByField(node, 'value');
-          states = this.visitAll([right], states, edges);
-          this.listEdges(left, right, states, edges);
-          states = this.visitAll([childByField(node, 'body')], states, edges);
+          this.visitOne(right, frame, edges);
+          this.listEdges(left, right, frame, edges);
+          this.visitOne(childByField(node, 'body'), frame, edges);
         }
       } else {
-        states = this.visitAll(node.children, states, edges);
+        this.visitAll(node.children, frame, edges);
         let after = false;
         for (const child of node.children) {
-          if (after) states = this.visitAll([child], states, edges);
+          if (after) this.visitOne(child, frame, edges);
           else if (style === 'go') {
             if (child.type === 'for_clause') {
               const update = childByField(child, 'update');
-              if (update !== null) states = this.visitAll([update], states, edges);
+              if (update !== null) this.visitOne(update, frame, edges);
               after = true;
             }
           } else if (child.type === style.secondPassAfter) after = true;
         }
       }
-      return [mergeLoopEdges(edges), states];
+      return this.done(mergeLoopEdges(edges), frame.states);
     }
 
     if (this.sets.enhancedFors.has(t) && r.enhancedForParts) {
       const { name, value, body } = r.enhancedForParts(node);
       const edges: DfgEdge[] = [];
       for (let pass = 0; pass < 2; pass++) {
-        states = this.visitAll([value], states, edges);
-        this.pairEdges(name, value, 'computedFrom', states, edges);
-        states = this.visitAll([body], states, edges);
+        this.visitOne(value, frame, edges);
+        this.pairEdges(name, value, 'computedFrom', frame, edges);
+        this.visitOne(body, frame, edges);
       }
-      return [mergeLoopEdges(edges), states];
+      return this.done(mergeLoopEdges(edges), frame.states);
     }
 
     if (this.sets.whiles.has(t)) {
       const edges: DfgEdge[] = [];
-      for (let pass = 0; pass < 2; pass++) states = this.visitAll(node.children, states, edges);
-      return [mergeLoopEdges(edges), states];
+      for (let pass = 0; pass < 2; pass++) this.visitAll(node.children, frame, edges);
+      return this.done(mergeLoopEdges(edges), frame.states);
     }
 
     const edges: DfgEdge[] = [];
-    for (const child of node.children) if (this.sets.doFirst.has(child.type)) states = this.visitAll([child], states, edges);
-    for (const child of node.children) if (!this.sets.doFirst.has(child.type)) states = this.visitAll([child], states, edges);
-    return [byIndex(edges), states];
+    for (const child of node.children) if (this.sets.doFirst.has(child.type)) this.visitOne(child, frame, edges);
+    for (const child of node.children) if (!this.sets.doFirst.has(child.type)) this.visitOne(child, frame, edges);
+    return this.done(byIndex(edges), frame.states);
   }
 
-  private visitIf(node: SyntaxNode, states: States): [DfgEdge[], States] {
+  private visitIf(node: SyntaxNode, states: States): readonly DfgEdge[] {
     const r = this.rules;
     const edges: DfgEdge[] = [];
-    let current: States = new Map(states);
+    // Ruby's visits write into the states they are given, so its current branch needs a copy of its own; the
+    // other languages' visits never write into theirs.
+    let current: States = r.copyOnEntry ? states : new Map(states);
     const others: States[] = [];
     let flag = false;
     let tag = r.ifTag && node.type.includes('else');
@@ -525,14 +557,14 @@ class Extractor {
             ? this.sets.ifs.has(child.type)
             : flag || this.sets.ifs.has(child.type);
       if (!branches) {
-        const [e, s] = this.visit(child, current);
-        edges.push(...e);
-        current = s;
+        const e = this.visit(child, current);
+        for (const x of e) edges.push(x);
+        current = this.states;
       } else {
         flag = true;
-        const [e, s] = this.visit(child, states);
-        edges.push(...e);
-        others.push(s);
+        const e = this.visit(child, states);
+        for (const x of e) edges.push(x);
+        others.push(this.states);
       }
     }
     others.push(current);
@@ -553,7 +585,37 @@ class Extractor {
       }
     }
     for (const [key, value] of merged) merged.set(key, sortedUnique(value));
-    return [byIndex(edges), merged];
+    return this.done(byIndex(edges), merged);
+  }
+}
+
+/**
+ * The states of one visit. CodeXGLUE's extractors copy the states on entry to every node (`states.copy()`), which
+ * makes a copy per node; here the copy is made only when the visit first writes, which is equivalent because a
+ * visit never writes into the states it was given (Ruby's excepted: its extractor does not copy, and `owned` starts
+ * true) and states handed back by a child are either the ones it was given or a fresh map nobody else holds.
+ */
+class Frame {
+  constructor(
+    public states: States,
+    private owned: boolean,
+  ) {}
+
+  /** The states, made this visit's own first. */
+  write(): States {
+    if (!this.owned) {
+      this.states = new Map(this.states);
+      this.owned = true;
+    }
+    return this.states;
+  }
+
+  /** Takes the states a child handed back. */
+  adopt(states: States): void {
+    if (states !== this.states) {
+      this.states = states;
+      this.owned = true;
+    }
   }
 }
 
@@ -561,18 +623,22 @@ class Extractor {
 export function dataFlow(parsed: ParsedCode): DfgEdge[] {
   const rules = RULES[dataflowRulesFor(parsed.language)];
   let dfg: DfgEdge[];
+  // Extraction errors are dropped (an empty graph), so their stack traces are not worth capturing.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     const spans = tokenSpans(parsed.root);
     const lines = parsed.source.split('\n');
     const index: IndexToCode = new Map();
-    spans.forEach((n, i) => index.set(spanKey(n), [i, codeOfSpan(lines, n)]));
+    const width = parsed.source.length + 1;
+    spans.forEach((n, i) => index.set(spanKey(n, width), [i, codeOfSpan(lines, n)]));
     let edges: DfgEdge[];
     try {
-      edges = new Extractor(rules, index).visit(parsed.root, new Map())[0];
+      edges = new Extractor(rules, index, width).visit(parsed.root, new Map()).slice();
     } catch {
       edges = []; // codebleu: any exception in the DFG function gives an empty graph
     }
-    edges = byIndex(edges.slice());
+    edges = byIndex(edges);
     const used = new Set<number>();
     for (const e of edges) {
       if (e[4].length !== 0) used.add(e[1]);
@@ -581,6 +647,8 @@ export function dataFlow(parsed: ParsedCode): DfgEdge[] {
     dfg = edges.filter((e) => used.has(e[1]));
   } catch {
     dfg = [];
+  } finally {
+    Error.stackTraceLimit = limit;
   }
   const byIdx = new Map<number, DfgEdge>();
   for (const e of dfg) {

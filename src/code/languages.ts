@@ -48,6 +48,23 @@ export function languageOfFile(path: string): LanguageId | null {
 }
 
 let initialised: Promise<void> | null = null;
+
+/**
+ * The Emscripten module object of web-tree-sitter: `Parser.init(options)` builds the module on the object it is
+ * given, so after init it holds the WASM exports (`_ts_*`) and the current `HEAP32`. `syntax-tree.ts` uses them to
+ * walk trees without the per-call marshalling of the JavaScript cursor API, and checks them first (see there).
+ */
+const treeSitterModule: Record<string, unknown> = {};
+
+/** The languages loaded so far, in loading order. */
+export function loadedLanguages(): LanguageId[] {
+  return [...loaded.keys()];
+}
+
+/** The web-tree-sitter module object once a grammar has been loaded (null before). */
+export function treeSitterExports(): Record<string, unknown> | null {
+  return loaded.size > 0 ? treeSitterModule : null;
+}
 const loading = new Map<LanguageId, Promise<Language>>();
 const loaded = new Map<LanguageId, Language>();
 
@@ -55,7 +72,7 @@ const loaded = new Map<LanguageId, Language>();
 export function loadLanguage(id: LanguageId): Promise<Language> {
   let p = loading.get(id);
   if (!p) {
-    initialised ??= Parser.init();
+    initialised ??= Parser.init(treeSitterModule);
     const g = GRAMMARS[id];
     // Grammars ship with codegauge (wasm/grammars, copied from the packages named in GRAMMARS; see its PROVENANCE).
     const path = fileURLToPath(new URL(`../../wasm/grammars/${g.wasm}`, import.meta.url));

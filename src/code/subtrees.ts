@@ -1,3 +1,4 @@
+import { PairTable } from './pair-table.js';
 import type { SyntaxNode } from './syntax-tree.js';
 
 /**
@@ -9,11 +10,32 @@ import type { SyntaxNode } from './syntax-tree.js';
  */
 export class SubtreeInterner {
   private readonly ids = new Map<string, number>();
+  private readonly pairs = new PairTable();
+  private readonly fields = new Map<string, number>();
+  private next = 0;
+  private readonly fresh = () => this.next++;
+
+  /** How many identities exist (callers bound their memory by starting a new interner). */
+  get size(): number {
+    return this.next;
+  }
 
   id(key: string): number {
     let id = this.ids.get(key);
-    if (id === undefined) this.ids.set(key, (id = this.ids.size));
+    if (id === undefined) this.ids.set(key, (id = this.next++));
     return id;
+  }
+
+  /**
+   * The identity of `prefix` followed by (field, child): each distinct sequence of (field, child) pairs after a head
+   * gets its own number, as the string of them would, but with one numeric look-up per pair.
+   */
+  extend(prefix: number, field: string, child: number): number {
+    let f = this.fields.get(field);
+    if (f === undefined) this.fields.set(field, (f = this.fields.size));
+    // (field, child) packed into one 31-bit integer; beyond that range (never in practice), a string key
+    if (f >= 2 ** 9 || child >= 2 ** 22) return this.id(`${prefix}|${f}|${child}`);
+    return this.pairs.intern(prefix, f * 2 ** 22 + child, this.fresh);
   }
 }
 
@@ -35,51 +57,42 @@ export function subtreeIdentities(root: SyntaxNode, interner: SubtreeInterner, t
     order.push(n);
     for (const c of n.children) stack.push(c);
   }
-  const contributions = (n: SyntaxNode, inheritedField: string | null, out: string[]) => {
-    // Anonymous nodes print nothing themselves; their children print in their place.
-    const work: [SyntaxNode, string | null][] = n.children.map((c) => [c, c.field ?? inheritedField]);
-    for (let i = 0; i < work.length; i++) {
-      const [c, field] = work[i];
-      if (visible(c)) out.push(`${field ?? ''}:${sid.get(c)}`);
-      else if (c.children.length) {
-        const nested: [SyntaxNode, string | null][] = c.children.map((g) => [g, g.field ?? field]);
-        work.splice(i + 1, 0, ...nested);
-      }
-    }
-  };
   for (let i = order.length - 1; i >= 0; i--) {
     const n = order[i];
     if (!visible(n) && n !== root) continue;
-    let key: string;
-    if (n.missing) key = `M|${n.named ? n.type : JSON.stringify(n.type)}`;
-    else if (n.type === 'ERROR' && n.children.length === 0 && n.endIndex > n.startIndex) key = `U|${text(n).slice(0, 1)}`;
-    else {
-      const parts: string[] = [];
-      contributions(n, null, parts);
-      key = `${visible(n) ? 'N' : n.children.length ? 'R' : 'L'}|${n.type}|${parts.join(',')}`;
-    }
-    sid.set(n, interner.id(key));
+    let id: number;
+    if (n.missing) id = interner.id(`M|${n.named ? n.type : JSON.stringify(n.type)}`);
+    else if (n.type === 'ERROR' && n.children.length === 0 && n.endIndex > n.startIndex) id = interner.id(`U|${text(n).slice(0, 1)}`);
+    else id = contributions(n, interner.id(`${visible(n) ? 'N' : n.children.length ? 'R' : 'L'}|${n.type}`), interner, sid);
+    sid.set(n, id);
   }
   const out: number[] = [];
   const pre: SyntaxNode[] = [root];
   while (pre.length) {
     const n = pre.pop()!;
     if (n === root || n.children.length) {
-      out.push(visible(n) || n === root ? sid.get(n)! : interner.id(`R|${n.type}|${anonymousContributions(n, sid)}`));
+      // An anonymous node with children prints as the root of its own S-expression.
+      out.push(visible(n) || n === root ? sid.get(n)! : contributions(n, interner.id(`R|${n.type}`), interner, sid));
     }
     for (let k = n.children.length - 1; k >= 0; k--) pre.push(n.children[k]);
   }
   return out;
 }
 
-/** An anonymous node with children printed as the root of its own S-expression. */
-function anonymousContributions(n: SyntaxNode, sid: Map<SyntaxNode, number>): string {
-  const parts: string[] = [];
+/**
+ * Extends `head` by what a node's children print, in order: a visible child prints itself under its field;
+ * anonymous ones print nothing themselves, their children print in their place, inheriting their field.
+ */
+function contributions(n: SyntaxNode, head: number, interner: SubtreeInterner, sid: Map<SyntaxNode, number>): number {
+  let id = head;
   const work: [SyntaxNode, string | null][] = n.children.map((c) => [c, c.field]);
   for (let i = 0; i < work.length; i++) {
     const [c, field] = work[i];
-    if (c.named || c.missing) parts.push(`${field ?? ''}:${sid.get(c)}`);
-    else if (c.children.length) work.splice(i + 1, 0, ...c.children.map((g): [SyntaxNode, string | null] => [g, g.field ?? field]));
+    if (visible(c)) id = interner.extend(id, field ?? '', sid.get(c)!);
+    else if (c.children.length) {
+      const nested: [SyntaxNode, string | null][] = c.children.map((g) => [g, g.field ?? field]);
+      work.splice(i + 1, 0, ...nested);
+    }
   }
-  return parts.join(',');
+  return id;
 }

@@ -1,5 +1,5 @@
-import type { Node as TsNode, Tree } from 'web-tree-sitter';
-import { parserFor, type LanguageId } from './languages.js';
+import type { Language, Node as TsNode, Tree } from 'web-tree-sitter';
+import { loadedLanguages, parserFor, treeSitterExports, type LanguageId } from './languages.js';
 
 /**
  * A parsed program as plain JavaScript objects. Built once per parse with an iterative cursor walk, so later
@@ -46,28 +46,83 @@ export function parseCode(language: LanguageId, source: string): ParsedCode {
   const tree = parserFor(language).parse(source);
   if (!tree) throw new Error(`tree-sitter returned no tree for ${language} input`);
   try {
-    return { language, source, root: toPlainTree(tree), hasError: tree.rootNode.hasError };
+    const walker = fastWalker();
+    return { language, source, root: walker ? walker(tree, source) : toPlainTree(tree, source), hasError: tree.rootNode.hasError };
   } finally {
     tree.delete();
   }
 }
 
-function toPlainTree(tree: Tree): SyntaxNode {
+/** Per grammar: type names and whether each type is named, so that a node costs one call for its type. */
+interface TypeTable {
+  types: string[];
+  named: Uint8Array;
+}
+
+const typeTables = new WeakMap<Language, TypeTable>();
+
+function typeTable(language: Language): TypeTable {
+  let table = typeTables.get(language);
+  if (!table) {
+    // `types` is what the cursor's nodeType reads (`types[id] || "ERROR"`).
+    const types = language.types;
+    const named = new Uint8Array(types.length);
+    for (let id = 0; id < types.length; id++) named[id] = language.nodeTypeIsNamed(id) ? 1 : 0;
+    table = { types, named };
+    typeTables.set(language, table);
+  }
+  return table;
+}
+
+/** Start index of every line (tree-sitter counts rows at '\n' only). */
+function lineStarts(source: string): Int32Array {
+  let count = 1;
+  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) count++;
+  const starts = new Int32Array(count);
+  let k = 1;
+  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) starts[k++] = i + 1;
+  return starts;
+}
+
+/** The row of an index: the last line start at or before it. */
+function rowOf(starts: Int32Array, index: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid] <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * Each property read on a tree-sitter cursor is a call into WASM with the cursor copied in, so a node reads only
+ * what is not derivable: its type id (name and named-ness come from the grammar's table), its field, its start and
+ * end indices (rows and columns follow from the indices: web-tree-sitter counts both in UTF-16 units and rows at
+ * '\n', as the lines below do), and, for an empty node only, whether it is MISSING (ERROR, id 65535, is named).
+ */
+function toPlainTree(tree: Tree, source: string): SyntaxNode {
   const cursor = tree.walk();
+  const { types, named } = typeTable(tree.language);
+  const starts = lineStarts(source);
   const make = (parent: SyntaxNode | null): SyntaxNode => {
-    const start = cursor.startPosition;
-    const end = cursor.endPosition;
+    const typeId = cursor.nodeTypeId;
+    const startIndex = cursor.startIndex;
+    const endIndex = cursor.endIndex;
+    const startRow = rowOf(starts, startIndex);
+    const endRow = rowOf(starts, endIndex);
     const node: SyntaxNode = {
-      type: cursor.nodeType,
-      named: cursor.nodeIsNamed,
-      missing: cursor.nodeIsMissing,
+      type: types[typeId] || 'ERROR',
+      named: typeId < named.length ? named[typeId] === 1 : true,
+      missing: startIndex === endIndex ? cursor.nodeIsMissing : false,
       field: parent ? cursor.currentFieldName : null,
-      startRow: start.row,
-      startColumn: start.column,
-      endRow: end.row,
-      endColumn: end.column,
-      startIndex: cursor.startIndex,
-      endIndex: cursor.endIndex,
+      startRow,
+      startColumn: startIndex - starts[startRow],
+      endRow,
+      endColumn: endIndex - starts[endRow],
+      startIndex,
+      endIndex,
       children: [],
       parent,
     };
@@ -91,6 +146,127 @@ function toPlainTree(tree: Tree): SyntaxNode {
   } finally {
     cursor.delete();
   }
+}
+
+/** The WASM exports of web-tree-sitter 0.25 that walk a cursor held in its transfer buffer. */
+interface CursorExports {
+  HEAP32: Int32Array;
+  _ts_init(): number;
+  _ts_tree_cursor_goto_first_child_wasm(tree: number): number;
+  _ts_tree_cursor_goto_next_sibling_wasm(tree: number): number;
+  _ts_tree_cursor_goto_parent_wasm(tree: number): number;
+  _ts_tree_cursor_current_node_type_id_wasm(tree: number): number;
+  _ts_tree_cursor_current_field_id_wasm(tree: number): number;
+  _ts_tree_cursor_start_index_wasm(tree: number): number;
+  _ts_tree_cursor_end_index_wasm(tree: number): number;
+  _ts_tree_cursor_current_node_is_missing_wasm(tree: number): number;
+}
+
+type Walker = (tree: Tree, source: string) => SyntaxNode;
+let fast: Walker | null | undefined;
+
+/**
+ * `toPlainTree` without web-tree-sitter's JavaScript cursor, which copies the cursor into WASM memory and back
+ * around every call: the cursor is placed in the transfer buffer once and the exported cursor functions are called
+ * directly (navigation updates it there; the read-only ones leave it), then copied back so that it can be deleted.
+ * It depends on web-tree-sitter's internals, so it is used only when every export is there and, on a sample in the
+ * first loaded language, it builds exactly the tree `toPlainTree` builds; otherwise `toPlainTree` is used.
+ */
+function fastWalker(): Walker | null {
+  if (fast !== undefined) return fast;
+  const m = treeSitterExports() as Partial<CursorExports> | null;
+  if (!m) return null;
+  const needed: (keyof CursorExports)[] = ['_ts_init', '_ts_tree_cursor_goto_first_child_wasm', '_ts_tree_cursor_goto_next_sibling_wasm', '_ts_tree_cursor_goto_parent_wasm', '_ts_tree_cursor_current_node_type_id_wasm', '_ts_tree_cursor_current_field_id_wasm', '_ts_tree_cursor_start_index_wasm', '_ts_tree_cursor_end_index_wasm', '_ts_tree_cursor_current_node_is_missing_wasm'];
+  if (!(m.HEAP32 instanceof Int32Array) || needed.some((k) => typeof m[k] !== 'function')) return (fast = null);
+  const walker = makeFastWalker(m as CursorExports);
+  fast = selfCheck(walker) ? walker : null;
+  return fast;
+}
+
+const SELF_CHECK_SOURCE = 'def f(a, b=[1, 2]):\n    """doc"""\n    for x in a:\n        if x: b += x  # c\n    return (b\n';
+
+function selfCheck(walker: Walker): boolean {
+  try {
+    const language = loadedLanguages()[0];
+    const source = language === 'python' ? SELF_CHECK_SOURCE : `${SELF_CHECK_SOURCE}\n{ x = [1, "é", ; }`;
+    const a = parserFor(language).parse(source);
+    const b = parserFor(language).parse(source);
+    if (!a || !b) return false;
+    try {
+      return sameTree(walker(a, source), toPlainTree(b, source));
+    } finally {
+      a.delete();
+      b.delete();
+    }
+  } catch {
+    return false;
+  }
+}
+
+function sameTree(x: SyntaxNode, y: SyntaxNode): boolean {
+  const stack: [SyntaxNode, SyntaxNode][] = [[x, y]];
+  while (stack.length) {
+    const [a, b] = stack.pop()!;
+    if (a.type !== b.type || a.named !== b.named || a.missing !== b.missing || a.field !== b.field || a.startIndex !== b.startIndex || a.endIndex !== b.endIndex || a.startRow !== b.startRow || a.startColumn !== b.startColumn || a.endRow !== b.endRow || a.endColumn !== b.endColumn || a.children.length !== b.children.length) return false;
+    for (let i = 0; i < a.children.length; i++) stack.push([a.children[i], b.children[i]]);
+  }
+  return true;
+}
+
+function makeFastWalker(m: CursorExports): Walker {
+  const transfer = m._ts_init() >> 2;
+  return (tree, source) => {
+    const { types, named } = typeTable(tree.language);
+    const fields = tree.language.fields;
+    const starts = lineStarts(source);
+    const cursor = tree.walk() as unknown as Record<number, number> & { delete(): void };
+    const t = (tree as unknown as Record<0, number>)[0];
+    let heap = m.HEAP32;
+    for (let k = 0; k < 4; k++) heap[transfer + k] = cursor[k];
+    const make = (parent: SyntaxNode | null): SyntaxNode => {
+      const typeId = m._ts_tree_cursor_current_node_type_id_wasm(t);
+      const startIndex = m._ts_tree_cursor_start_index_wasm(t);
+      const endIndex = m._ts_tree_cursor_end_index_wasm(t);
+      const startRow = rowOf(starts, startIndex);
+      const endRow = rowOf(starts, endIndex);
+      const node: SyntaxNode = {
+        type: types[typeId] || 'ERROR',
+        named: typeId < named.length ? named[typeId] === 1 : true,
+        missing: startIndex === endIndex ? m._ts_tree_cursor_current_node_is_missing_wasm(t) === 1 : false,
+        field: parent ? fields[m._ts_tree_cursor_current_field_id_wasm(t)] : null,
+        startRow,
+        startColumn: startIndex - starts[startRow],
+        endRow,
+        endColumn: endIndex - starts[endRow],
+        startIndex,
+        endIndex,
+        children: [],
+        parent,
+      };
+      if (parent) parent.children.push(node);
+      return node;
+    };
+    const root = make(null);
+    let current = root;
+    try {
+      while (true) {
+        if (m._ts_tree_cursor_goto_first_child_wasm(t)) {
+          current = make(current);
+          continue;
+        }
+        while (!m._ts_tree_cursor_goto_next_sibling_wasm(t)) {
+          if (!m._ts_tree_cursor_goto_parent_wasm(t)) return root;
+          current = current.parent!;
+        }
+        current = make(current.parent);
+      }
+    } finally {
+      // The cursor's stack may have moved while it grew: hand the JavaScript cursor its current handle to delete.
+      heap = m.HEAP32;
+      for (let k = 0; k < 4; k++) cursor[k] = heap[transfer + k];
+      cursor.delete();
+    }
+  };
 }
 
 /** The tree-sitter S-expression of a node, straight from tree-sitter (used to check subtree identities). */

@@ -136,6 +136,105 @@ function sentences(text: string): string[] {
 interface RougeRefInfo {
   tokens: string[][];
   sentences: string[][][];
+  /** ROUGE-L: the reference texts (their token ids are cached by text and looked up when scoring). */
+  texts: string[];
+}
+
+/** Past this many distinct tokens ROUGE-L's vocabulary starts afresh (cached ids carry their generation). */
+const VOCABULARY_LIMIT = 1 << 18;
+
+/**
+ * ROUGE-L's vocabulary for the default tokenizer without stemming: token ids read straight from ASCII text (tokens
+ * are the runs of [A-Za-z0-9], lowercased), with an open-addressing table hashed on the characters, so that a token
+ * seen before costs no substring, lowercase copy or string hash. Other text goes through `rougeTokens`.
+ */
+class RunVocabulary {
+  readonly words: string[] = [];
+  private hashes = new Int32Array(1024);
+  private slots = new Int32Array(2048).fill(-1);
+  private ids = new Int32Array(256);
+
+  /** The token ids of `text`, or null when it is not ASCII (Unicode lowercasing can make ASCII letters). */
+  tokenIds(text: string): Int32Array | null {
+    let count = 0;
+    let start = -1;
+    let hash = 0;
+    for (let i = 0; i <= text.length; i++) {
+      let c = i < text.length ? text.charCodeAt(i) : 32;
+      if (c > 0x7f) return null;
+      if (c >= 65 && c <= 90) c += 32;
+      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+        if (start < 0) {
+          start = i;
+          hash = 0x811c9dc5;
+        }
+        hash = Math.imul(hash ^ c, 0x01000193);
+      } else if (start >= 0) {
+        if (count === this.ids.length) {
+          const grown = new Int32Array(2 * count);
+          grown.set(this.ids);
+          this.ids = grown;
+        }
+        this.ids[count++] = this.idOf(text, start, i, hash);
+        start = -1;
+      }
+    }
+    return this.ids.slice(0, count);
+  }
+
+  get size(): number {
+    return this.words.length;
+  }
+
+  private idOf(text: string, start: number, end: number, hash: number): number {
+    const mask = this.slots.length - 1;
+    let slot = hash & mask;
+    for (let id = this.slots[slot]; id >= 0; id = this.slots[slot]) {
+      if (this.hashes[id] === hash && sameLowercase(this.words[id], text, start, end)) return id;
+      slot = (slot + 1) & mask;
+    }
+    const id = this.words.length;
+    this.words.push(text.slice(start, end).toLowerCase());
+    if (id === this.hashes.length) {
+      const grown = new Int32Array(2 * id);
+      grown.set(this.hashes);
+      this.hashes = grown;
+    }
+    this.hashes[id] = hash;
+    this.slots[slot] = id;
+    if (2 * this.words.length > this.slots.length) this.rehash();
+    return id;
+  }
+
+  private rehash(): void {
+    this.slots = new Int32Array(2 * this.slots.length).fill(-1);
+    const mask = this.slots.length - 1;
+    for (let id = 0; id < this.words.length; id++) {
+      let slot = this.hashes[id] & mask;
+      while (this.slots[slot] >= 0) slot = (slot + 1) & mask;
+      this.slots[slot] = id;
+    }
+  }
+}
+
+/** Whether `word` (lowercase ASCII) is text[start, end) lowercased. */
+function sameLowercase(word: string, text: string, start: number, end: number): boolean {
+  if (word.length !== end - start) return false;
+  for (let k = 0; k < word.length; k++) {
+    let c = text.charCodeAt(start + k);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== word.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+/** ROUGE-L on token ids: the LCS only compares tokens for equality, and small integers are cheaper to compare. */
+function rougeLIds(target: Int32Array, prediction: Int32Array): PRF {
+  if (target.length === 0 || prediction.length === 0) return ZERO;
+  const lcs = lcsLength(target as unknown as number[], prediction as unknown as number[]);
+  const precision = lcs / prediction.length;
+  const recall = lcs / target.length;
+  return { precision, recall, fmeasure: fmeasure(precision, recall) };
 }
 
 export class Rouge implements Metric<RougeRefInfo> {
@@ -176,9 +275,41 @@ export class Rouge implements Metric<RougeRefInfo> {
     return { tokens: this.tokens(text), sentences: [] };
   }
 
+  private vocabulary = new RunVocabulary();
+  /** Ids of tokens that `RunVocabulary` does not read (code tokens, stems, non-ASCII text): the word's id there. */
+  private otherIds = new Map<string, number>();
+  private generation = 0;
+  private readonly idCache = new BoundedCache<{ ids: Int32Array; generation: number }>();
+
+  /** ROUGE-L's token ids of a text (one vocabulary per instance, bounded: see VOCABULARY_LIMIT). */
+  private ids(text: string): Int32Array {
+    let entry = this.idCache.get(text);
+    if (entry === undefined || entry.generation !== this.generation) {
+      let ids = this.tokenize === 'default' && !this.stem ? this.vocabulary.tokenIds(text) : null;
+      if (ids === null) {
+        const tokens = this.tokenize === 'code' ? codeTokens(text) : rougeTokens(text, this.stem);
+        ids = new Int32Array(tokens.length);
+        for (let i = 0; i < tokens.length; i++) {
+          // the same word has one id whichever way it was read
+          let id = this.otherIds.get(tokens[i]);
+          if (id === undefined) {
+            id = this.vocabulary.tokenIds(tokens[i])?.[0];
+            if (id === undefined || this.vocabulary.words[id] !== tokens[i]) id = -1 - this.otherIds.size;
+            this.otherIds.set(tokens[i], id);
+          }
+          ids[i] = id;
+        }
+      }
+      entry = { ids, generation: this.generation };
+      this.idCache.set(text, entry);
+    }
+    return entry.ids;
+  }
+
   prepareReferences(refs: readonly string[]): RougeRefInfo {
+    if (this.type === 'rougeL') return { tokens: [], sentences: [], texts: refs.slice() };
     const infos = refs.map((r) => this.info(r));
-    return { tokens: infos.map((i) => i.tokens), sentences: infos.map((i) => i.sentences) };
+    return { tokens: infos.map((i) => i.tokens), sentences: infos.map((i) => i.sentences), texts: [] };
   }
 
   /** Precision, recall and F of one prediction against one tokenised reference. */
@@ -190,6 +321,21 @@ export class Rouge implements Metric<RougeRefInfo> {
 
   /** Best-F score over references (rouge-score `score_multi`); the first reference wins ties. */
   scoreSegment(hyp: string, refs: RougeRefInfo): PRF {
+    if (this.type === 'rougeL') {
+      // Between segments only: ids of one segment come from one vocabulary.
+      if (this.vocabulary.size + this.otherIds.size >= VOCABULARY_LIMIT) {
+        this.vocabulary = new RunVocabulary();
+        this.otherIds = new Map();
+        this.generation++;
+      }
+      const prediction = this.ids(hyp);
+      let best: PRF | null = null;
+      for (const text of refs.texts) {
+        const s = rougeLIds(this.ids(text), prediction);
+        if (best === null || s.fmeasure > best.fmeasure) best = s;
+      }
+      return best ?? ZERO;
+    }
     const prediction = this.info(hyp);
     let best: PRF | null = null;
     for (let i = 0; i < refs.tokens.length; i++) {
