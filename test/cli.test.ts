@@ -20,6 +20,15 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'codegauge-cli-'));
 });
 
+describe('codegauge --version', () => {
+  it('prints the version alone, with or without a command tree loaded', async () => {
+    for (const argv of [['--version'], ['-V'], ['score', '--version']]) {
+      const r = await cli(...argv);
+      expect([r.code, r.out, r.err]).toEqual([0, `${VERSION}\n`, '']);
+    }
+  });
+});
+
 describe('codegauge score', () => {
   it('scores several systems with several references and prints a table with signatures', async () => {
     const ref1 = file('ref1.txt', readme.refs_streams[0].join('\n') + '\n');

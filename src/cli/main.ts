@@ -33,7 +33,8 @@ const COMMANDS: Record<string, () => Promise<AddCommands>> = {
 async function programFor(argv: string[], io: CliIo): Promise<Command> {
   const name = argv.find((a) => !a.startsWith('-'));
   const wanted = name !== undefined && Object.hasOwn(COMMANDS, name) && !argv.slice(0, argv.indexOf(name)).some((a) => a !== '--debug') ? COMMANDS[name] : undefined;
-  if (wanted) return makeProgram(io, [await wanted()]);
+  // `--version` alone needs no command at all (the whole tree costs ~0.15 s of start-up).
+  if (wanted || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V'))) return makeProgram(io, wanted ? [await wanted()] : []);
   return (await import('./program.js')).buildProgram(io);
 }
 
