@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rouge, parseMetric, rougeTokens, scoreCorpus } from '../src/index.js';
-import { lcsIndices, lcsLength, rougeLsum, type PRF } from '../src/metrics/rouge.js';
-import { MAX_ALIGNMENT_CELLS } from '../src/text/lcs.js';
+import { lcsIndices, lcsLength, rougeL, rougeLsum, type PRF } from '../src/metrics/rouge.js';
+import { MAX_ALIGNMENT_CELLS, lcsLengthOfIds } from '../src/text/lcs.js';
 import { ROOT, vector } from './helpers.js';
 
 const v = vector('rouge.json');
@@ -181,6 +181,45 @@ describe('LCS without n*m tables (issue 10)', () => {
     const hyp = ref.map((x, i) => (i % 10 === 9 ? `x${i}` : x));
     const [target, prediction] = [ref.join(' '), hyp.join(' ')];
     for (const type of ['rougeL', 'rougeLsum'] as const) expectPrf(prf(type, target, prediction), { precision: 0.9, recall: 0.9, fmeasure: 0.9 }, 12);
+  });
+
+  it('integer tokens (any int32, ranges of one shared array) give the DP length', () => {
+    const r = rng(99);
+    for (let n = 0; n < 300; n++) {
+      // small ids, negative ones, and ids far from 0 (past the look-up table: the Map path)
+      const pick = [(x: number) => x, (x: number) => -1 - x, (x: number) => (x % 2 ? x : 2 ** 30 + x), (x: number) => -(2 ** 31) + x][n % 4];
+      const alphabet = [2, 26, 1000][n % 3];
+      const length = Math.floor(r() * (n < 150 ? 40 : 200));
+      const a = random(r, length, alphabet);
+      const b = n % 2 ? mutate(r, a, alphabet) : random(r, Math.floor(r() * (n < 150 ? 40 : 200)), alphabet);
+      const ids = (xs: string[]) => xs.map((x) => pick(Number(x.slice(1))));
+      const expected = dpLength(a, b);
+      expect(lcsLength(Int32Array.from(ids(a)), Int32Array.from(ids(b)))).toBe(expected);
+      const shared = Int32Array.from([7, ...ids(a), -3, ...ids(b), 7]);
+      expect(lcsLengthOfIds(shared, 1, 1 + a.length, shared, 2 + a.length, 2 + a.length + b.length)).toBe(expected);
+      expect(lcsLengthOfIds(shared, 2 + a.length, 2 + a.length + b.length, shared, 1, 1 + a.length)).toBe(expected);
+    }
+  });
+
+  it('ROUGE-L of texts through cached token ids equals ROUGE-L of their tokens, past the cache bound', () => {
+    const r = rng(5);
+    const words = ['Foo', 'foo', 'BAR', 'baz_qux', 'x1', 'caf\u00e9', 'running', 'runs', '\u0130d', 'a.b', '(', ')', '42'];
+    const text = () => Array.from({ length: Math.floor(r() * 30) }, () => words[Math.floor(r() * words.length)]).join(r() < 0.5 ? ' ' : '\n');
+    for (const options of [{}, { stem: true }, { tokenize: 'code' as const }]) {
+      const metric = new Rouge('rougeL', options);
+      const plain = new Rouge('rouge1', options); // tokens only
+      for (let i = 0; i < 5000; i++) {
+        const hyp = text();
+        const refs = [text(), text()];
+        const got = metric.scoreSegment(hyp, metric.prepareReferences(refs));
+        let best: PRF | null = null;
+        for (const ref of refs) {
+          const s = rougeL(plain.tokens(ref), plain.tokens(hyp));
+          if (best === null || s.fmeasure > best.fmeasure) best = s;
+        }
+        expect(got).toEqual(best);
+      }
+    }
   });
 
   it('ROUGE-Lsum alignments are bounded', () => {

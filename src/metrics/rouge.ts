@@ -1,7 +1,7 @@
 import { codeTokens } from '../text/code-tokenizer.js';
-import { lcsIndices, lcsLength } from '../text/lcs.js';
+import { lcsIndices, lcsLength, lcsLengthOfIds } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
-import { BoundedCache } from './bounded-cache.js';
+import { BoundedCache, SEGMENT_CACHE_ENTRIES } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
 
@@ -140,8 +140,84 @@ interface RougeRefInfo {
   texts: string[];
 }
 
-/** Past this many distinct tokens ROUGE-L's vocabulary starts afresh (cached ids carry their generation). */
+/** Past this many distinct tokens ROUGE-L's vocabulary starts afresh, and the cached ids with it. */
 const VOCABULARY_LIMIT = 1 << 18;
+
+/** ASCII character classes for the token scan: the lowercase code of [A-Za-z0-9], 0 for other characters. */
+const ALNUM_LOWER = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) ALNUM_LOWER[c] = c;
+for (let c = 97; c <= 122; c++) ALNUM_LOWER[c] = c;
+for (let c = 65; c <= 90; c++) ALNUM_LOWER[c] = c + 32;
+
+const ID_STORE_INITIAL = 1 << 14;
+
+/**
+ * ROUGE-L's token ids of recent texts, end to end in one Int32Array. One typed array per text (thousands alive at
+ * once, most of them over V8's on-heap size) cost more in allocation and garbage collection than the tokenization.
+ * Like BoundedCache it forgets everything past SEGMENT_CACHE_ENTRIES texts, but only when told, between segments,
+ * so that the ranges of one segment's texts stay valid while it is scored.
+ */
+class IdStore {
+  data = new Int32Array(ID_STORE_INITIAL);
+  length = 0;
+  private readonly index = new Map<string, number>(); // text -> entry
+  private starts = new Int32Array(256);
+  private ends = new Int32Array(256);
+
+  push(id: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(2 * this.length);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = id;
+  }
+
+  /** The entry of a text, or -1. */
+  find(text: string): number {
+    return this.index.get(text) ?? -1;
+  }
+
+  /** Records the ids data[start, length) as the text's; returns its entry. */
+  add(text: string, start: number): number {
+    const entry = this.index.size;
+    if (entry === this.starts.length) {
+      const starts = new Int32Array(2 * entry);
+      const ends = new Int32Array(2 * entry);
+      starts.set(this.starts);
+      ends.set(this.ends);
+      this.starts = starts;
+      this.ends = ends;
+    }
+    this.starts[entry] = start;
+    this.ends[entry] = this.length;
+    this.index.set(text, entry);
+    return entry;
+  }
+
+  start(entry: number): number {
+    return this.starts[entry];
+  }
+
+  end(entry: number): number {
+    return this.ends[entry];
+  }
+
+  /** Between segments: forgets everything when `incoming` more texts could pass the bound. */
+  makeRoom(incoming: number): void {
+    if (this.index.size + incoming > SEGMENT_CACHE_ENTRIES) this.clear();
+  }
+
+  clear(): void {
+    this.index.clear();
+    this.length = 0;
+    if (this.data.length > 64 * ID_STORE_INITIAL) this.data = new Int32Array(ID_STORE_INITIAL); // after a huge text
+    if (this.starts.length > SEGMENT_CACHE_ENTRIES) {
+      this.starts = new Int32Array(256);
+      this.ends = new Int32Array(256);
+    }
+  }
+}
 
 /**
  * ROUGE-L's vocabulary for the default tokenizer without stemming: token ids read straight from ASCII text (tokens
@@ -152,34 +228,34 @@ class RunVocabulary {
   readonly words: string[] = [];
   private hashes = new Int32Array(1024);
   private slots = new Int32Array(2048).fill(-1);
-  private ids = new Int32Array(256);
 
-  /** The token ids of `text`, or null when it is not ASCII (Unicode lowercasing can make ASCII letters). */
-  tokenIds(text: string): Int32Array | null {
-    let count = 0;
-    let start = -1;
-    let hash = 0;
-    for (let i = 0; i <= text.length; i++) {
-      let c = i < text.length ? text.charCodeAt(i) : 32;
-      if (c > 0x7f) return null;
-      if (c >= 65 && c <= 90) c += 32;
-      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
-        if (start < 0) {
-          start = i;
-          hash = 0x811c9dc5;
-        }
-        hash = Math.imul(hash ^ c, 0x01000193);
-      } else if (start >= 0) {
-        if (count === this.ids.length) {
-          const grown = new Int32Array(2 * count);
-          grown.set(this.ids);
-          this.ids = grown;
-        }
-        this.ids[count++] = this.idOf(text, start, i, hash);
-        start = -1;
+  /**
+   * Appends the token ids of `text` to `out`; false when it is not ASCII (Unicode lowercasing can make ASCII
+   * letters), having appended some.
+   */
+  readIds(text: string, out: IdStore): boolean {
+    const length = text.length;
+    let i = 0;
+    while (i < length) {
+      let c = text.charCodeAt(i);
+      if (c > 0x7f) return false;
+      let lower = ALNUM_LOWER[c];
+      if (lower === 0) {
+        i++;
+        continue;
       }
+      const start = i;
+      let hash = Math.imul(0x811c9dc5 ^ lower, 0x01000193);
+      while (++i < length) {
+        c = text.charCodeAt(i);
+        if (c > 0x7f) return false;
+        lower = ALNUM_LOWER[c];
+        if (lower === 0) break;
+        hash = Math.imul(hash ^ lower, 0x01000193);
+      }
+      out.push(this.idOf(text, start, i, hash));
     }
-    return this.ids.slice(0, count);
+    return true;
   }
 
   get size(): number {
@@ -228,15 +304,6 @@ function sameLowercase(word: string, text: string, start: number, end: number): 
   return true;
 }
 
-/** ROUGE-L on token ids: the LCS only compares tokens for equality, and small integers are cheaper to compare. */
-function rougeLIds(target: Int32Array, prediction: Int32Array): PRF {
-  if (target.length === 0 || prediction.length === 0) return ZERO;
-  const lcs = lcsLength(target as unknown as number[], prediction as unknown as number[]);
-  const precision = lcs / prediction.length;
-  const recall = lcs / target.length;
-  return { precision, recall, fmeasure: fmeasure(precision, recall) };
-}
-
 export class Rouge implements Metric<RougeRefInfo> {
   readonly name: string;
   readonly statsSize = MEAN_STATS_SIZE;
@@ -278,32 +345,37 @@ export class Rouge implements Metric<RougeRefInfo> {
   private vocabulary = new RunVocabulary();
   /** Ids of tokens that `RunVocabulary` does not read (code tokens, stems, non-ASCII text): the word's id there. */
   private otherIds = new Map<string, number>();
-  private generation = 0;
-  private readonly idCache = new BoundedCache<{ ids: Int32Array; generation: number }>();
+  private readonly store = new IdStore();
 
-  /** ROUGE-L's token ids of a text (one vocabulary per instance, bounded: see VOCABULARY_LIMIT). */
-  private ids(text: string): Int32Array {
-    let entry = this.idCache.get(text);
-    if (entry === undefined || entry.generation !== this.generation) {
-      let ids = this.tokenize === 'default' && !this.stem ? this.vocabulary.tokenIds(text) : null;
-      if (ids === null) {
+  /** ROUGE-L: the store entry of a text's token ids (one vocabulary per instance, bounded: see VOCABULARY_LIMIT). */
+  private idsOf(text: string): number {
+    const store = this.store;
+    let entry = store.find(text);
+    if (entry < 0) {
+      const start = store.length;
+      if (!(this.tokenize === 'default' && !this.stem && this.vocabulary.readIds(text, store))) {
+        store.length = start;
         const tokens = this.tokenize === 'code' ? codeTokens(text) : rougeTokens(text, this.stem);
-        ids = new Int32Array(tokens.length);
-        for (let i = 0; i < tokens.length; i++) {
-          // the same word has one id whichever way it was read
-          let id = this.otherIds.get(tokens[i]);
-          if (id === undefined) {
-            id = this.vocabulary.tokenIds(tokens[i])?.[0];
-            if (id === undefined || this.vocabulary.words[id] !== tokens[i]) id = -1 - this.otherIds.size;
-            this.otherIds.set(tokens[i], id);
-          }
-          ids[i] = id;
-        }
+        const ids = tokens.map((token) => this.otherId(token));
+        for (const id of ids) store.push(id);
       }
-      entry = { ids, generation: this.generation };
-      this.idCache.set(text, entry);
+      entry = store.add(text, start);
     }
-    return entry.ids;
+    return entry;
+  }
+
+  /** Id of a token read otherwise: the same word has one id whichever way it was read. */
+  private otherId(token: string): number {
+    let id = this.otherIds.get(token);
+    if (id === undefined) {
+      const store = this.store;
+      const at = store.length;
+      const read = this.vocabulary.readIds(token, store) && store.length > at ? store.data[at] : -1;
+      store.length = at;
+      id = read >= 0 && this.vocabulary.words[read] === token ? read : -1 - this.otherIds.size;
+      this.otherIds.set(token, id);
+    }
+    return id;
   }
 
   prepareReferences(refs: readonly string[]): RougeRefInfo {
@@ -322,17 +394,33 @@ export class Rouge implements Metric<RougeRefInfo> {
   /** Best-F score over references (rouge-score `score_multi`); the first reference wins ties. */
   scoreSegment(hyp: string, refs: RougeRefInfo): PRF {
     if (this.type === 'rougeL') {
-      // Between segments only: ids of one segment come from one vocabulary.
+      // Between segments only: ids of one segment come from one vocabulary, and its ranges stay in the store.
       if (this.vocabulary.size + this.otherIds.size >= VOCABULARY_LIMIT) {
         this.vocabulary = new RunVocabulary();
         this.otherIds = new Map();
-        this.generation++;
+        this.store.clear();
+      } else {
+        this.store.makeRoom(refs.texts.length + 1);
       }
-      const prediction = this.ids(hyp);
+      const store = this.store;
+      const entry = this.idsOf(hyp);
+      const hypStart = store.start(entry);
+      const hypEnd = store.end(entry);
       let best: PRF | null = null;
       for (const text of refs.texts) {
-        const s = rougeLIds(this.ids(text), prediction);
-        if (best === null || s.fmeasure > best.fmeasure) best = s;
+        const ref = this.idsOf(text);
+        const refStart = store.start(ref);
+        const refEnd = store.end(ref);
+        let precision = 0;
+        let recall = 0;
+        let f = 0;
+        if (refEnd > refStart && hypEnd > hypStart) {
+          const lcs = lcsLengthOfIds(store.data, refStart, refEnd, store.data, hypStart, hypEnd);
+          precision = lcs / (hypEnd - hypStart);
+          recall = lcs / (refEnd - refStart);
+          f = fmeasure(precision, recall);
+        }
+        if (best === null || f > best.fmeasure) best = { precision, recall, fmeasure: f };
       }
       return best ?? ZERO;
     }

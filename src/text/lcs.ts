@@ -35,8 +35,55 @@ function popcount(x: number): number {
  */
 const STRIPE_WORDS = 256;
 
+/**
+ * Scratch buffers of lcsLength, kept between calls and grown on demand (on short sequences, the common case, the
+ * allocations cost more than the LCS itself). A request above RETAIN_ELEMENTS gets a buffer of its own, dropped
+ * after the call, so one huge input does not pin its memory. Buffers marked "zero between calls" are restored to
+ * zeros by the code that dirtied them.
+ */
+const RETAIN_ELEMENTS = 1 << 16;
+
+class Int32Scratch {
+  private buf = new Int32Array(64);
+  get(size: number): Int32Array {
+    if (size <= this.buf.length) return this.buf;
+    if (size > RETAIN_ELEMENTS) return new Int32Array(size);
+    this.buf = new Int32Array(Math.min(RETAIN_ELEMENTS, Math.max(size, 2 * this.buf.length)));
+    return this.buf;
+  }
+}
+
+class Uint8Scratch {
+  private buf = new Uint8Array(256);
+  get(size: number): Uint8Array {
+    if (size <= this.buf.length) return this.buf;
+    if (size > RETAIN_ELEMENTS) return new Uint8Array(size);
+    this.buf = new Uint8Array(Math.min(RETAIN_ELEMENTS, Math.max(size, 2 * this.buf.length)));
+    return this.buf;
+  }
+}
+
+const patternScratch = new Int32Scratch();
+const textScratch = new Int32Scratch();
+const carryScratch = new Uint8Scratch();
+const slotScratch = new Int32Scratch(); // zero between calls
+const masksScratch = new Int32Scratch(); // zero between calls
+const lowScratch = new Int32Scratch();
+const highScratch = new Int32Scratch();
+const V = new Int32Array(STRIPE_WORDS);
+
+/**
+ * Integer tokens: their zigzag code (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...) indexes `keyLocal`, which holds a
+ * pattern token's local id + 1 during a call and 0 otherwise (zero between calls), in place of a Map. Codes from
+ * KEY_LIMIT on (ids far from 0) take the Map.
+ */
+const KEY_LIMIT = 1 << 20;
+let keyLocal = new Int32Array(1024);
+const keysScratch = new Int32Scratch();
+
 /** Length of a longest common subsequence of `a` and `b` (tokens compared with ===), in O(n m / 32) word steps. */
-export function lcsLength<T>(a: readonly T[], b: readonly T[]): number {
+export function lcsLength<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
+  if (a instanceof Int32Array && b instanceof Int32Array) return lcsLengthOfIds(a, 0, a.length, b, 0, b.length);
   // A common prefix or suffix is part of some LCS; stripping it is exact and free.
   let lo = 0;
   let aHi = a.length;
@@ -46,34 +93,109 @@ export function lcsLength<T>(a: readonly T[], b: readonly T[]): number {
   const common = lo + (a.length - aHi);
   // The shorter side is the pattern (fewer bits); text tokens absent from it can never match and are dropped.
   const swap = aHi > bHi;
-  const [p, t] = swap ? [b, a] : [a, b];
-  const [pHi, tHi] = swap ? [bHi, aHi] : [aHi, bHi];
-  const m = pHi - lo;
+  if (Math.min(aHi, bHi) === lo) return common;
+  return common + (swap ? internedLcs(b, lo, bHi, a, lo, aHi) : internedLcs(a, lo, aHi, b, lo, bHi));
+}
+
+/**
+ * lcsLength of the integer tokens a[aStart, aEnd) and b[bStart, bEnd) (the two may share one array), with local
+ * ids from a table rather than a Map: no allocation per call once the scratch buffers have grown.
+ */
+export function lcsLengthOfIds(a: Int32Array, aStart: number, aEnd: number, b: Int32Array, bStart: number, bEnd: number): number {
+  let aLo = aStart;
+  let bLo = bStart;
+  let aHi = aEnd;
+  let bHi = bEnd;
+  while (aLo < aHi && bLo < bHi && a[aLo] === b[bLo]) aLo++, bLo++;
+  while (aHi > aLo && bHi > bLo && a[aHi - 1] === b[bHi - 1]) aHi--, bHi--;
+  const common = aLo - aStart + (aEnd - aHi);
+  const swap = aHi - aLo > bHi - bLo;
+  const p = swap ? b : a;
+  const t = swap ? a : b;
+  const pLo = swap ? bLo : aLo;
+  const pHi = swap ? bHi : aHi;
+  const tLo = swap ? aLo : bLo;
+  const tHi = swap ? aHi : bHi;
+  const m = pHi - pLo;
   if (m === 0) return common;
-  const ids = new Map<T, number>();
-  const pattern = new Int32Array(m);
+  const pattern = patternScratch.get(m);
+  const text = textScratch.get(tHi - tLo);
+  const keys = keysScratch.get(m);
+  let table = keyLocal;
+  let distinct = 0;
   for (let i = 0; i < m; i++) {
-    let id = ids.get(p[lo + i]);
-    if (id === undefined) ids.set(p[lo + i], (id = ids.size));
+    const x = p[pLo + i];
+    const key = ((x << 1) ^ (x >> 31)) >>> 0;
+    if (key >= table.length) {
+      if (key >= KEY_LIMIT) {
+        for (let k = 0; k < distinct; k++) table[keys[k]] = 0;
+        return common + internedLcs(p, pLo, pHi, t, tLo, tHi);
+      }
+      const grown = new Int32Array(Math.min(KEY_LIMIT, Math.max(key + 1, 2 * table.length)));
+      grown.set(table);
+      keyLocal = table = grown;
+    }
+    let id = table[key];
+    if (id === 0) {
+      keys[distinct] = key;
+      table[key] = id = ++distinct;
+    }
+    pattern[i] = id - 1;
+  }
+  const size = table.length;
+  let n = 0;
+  for (let j = tLo; j < tHi; j++) {
+    const x = t[j];
+    const key = ((x << 1) ^ (x >> 31)) >>> 0;
+    const id = key < size ? table[key] : 0;
+    if (id !== 0) text[n++] = id - 1;
+  }
+  for (let k = 0; k < distinct; k++) table[keys[k]] = 0;
+  return common + lcsOfIds(pattern, m, distinct, text, n);
+}
+
+/** LCS length of p[pLo, pHi) and t[tLo, tHi), with local ids from a Map (any tokens). */
+function internedLcs<T>(p: ArrayLike<T>, pLo: number, pHi: number, t: ArrayLike<T>, tLo: number, tHi: number): number {
+  const m = pHi - pLo;
+  const pattern = patternScratch.get(m);
+  const text = textScratch.get(tHi - tLo);
+  const ids = new Map<T, number>();
+  for (let i = 0; i < m; i++) {
+    let id = ids.get(p[pLo + i]);
+    if (id === undefined) ids.set(p[pLo + i], (id = ids.size));
     pattern[i] = id;
   }
-  const textList: number[] = [];
-  for (let j = lo; j < tHi; j++) {
+  let n = 0;
+  for (let j = tLo; j < tHi; j++) {
     const id = ids.get(t[j]);
-    if (id !== undefined) textList.push(id);
+    if (id !== undefined) text[n++] = id;
   }
-  const text = Int32Array.from(textList);
-  const n = text.length;
+  return lcsOfIds(pattern, m, ids.size, text, n);
+}
+/** LCS length of pattern[0, m) and text[0, n), local ids in [0, distinct), every text id occurring in the pattern. */
+function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32Array, n: number): number {
+  if (m <= 32) {
+    // One word: V is a plain int32, the carry out of the top bit is dropped (nothing above it).
+    const masks = masksScratch.get(distinct);
+    for (let i = 0; i < m; i++) masks[pattern[i]] |= 1 << i;
+    let v = ONES;
+    for (let j = 0; j < n; j++) {
+      const mk = masks[text[j]];
+      v = (v + (v & mk)) | (v & ~mk);
+    }
+    masks.fill(0, 0, distinct);
+    return m - popcount(m === 32 ? v : v & ((1 << m) - 1));
+  }
   const words = (m + 31) >>> 5;
   const rowsMax = Math.min(STRIPE_WORDS * 32, m) + 1;
-  const carry = new Uint8Array(n);
+  const carry = carryScratch.get(n);
+  carry.fill(0, 0, n);
   // id -> row of the stripe's mask table; row 0 is all zeros and stands for tokens absent from the stripe.
-  const slot = new Int32Array(ids.size);
-  const masks = new Int32Array(rowsMax * Math.min(STRIPE_WORDS, words));
-  const low = new Int32Array(rowsMax); // first and last word of the stripe where each row's token occurs
-  const high = new Int32Array(rowsMax);
-  const V = new Int32Array(STRIPE_WORDS);
-  let lcs = common;
+  const slot = slotScratch.get(distinct);
+  const masks = masksScratch.get(rowsMax * Math.min(STRIPE_WORDS, words));
+  const low = lowScratch.get(rowsMax); // first and last word of the stripe where each row's token occurs
+  const high = highScratch.get(rowsMax);
+  let lcs = 0;
   for (let w0 = 0; w0 < words; w0 += STRIPE_WORDS) {
     const sw = Math.min(STRIPE_WORDS, words - w0);
     const inStripe: number[] = [];
@@ -90,7 +212,7 @@ export function lcsLength<T>(a: readonly T[], b: readonly T[]): number {
       high[slot[id]] = k;
       masks[slot[id] * sw + k] |= 1 << (i & 31);
     }
-    V.fill(ONES);
+    V.fill(ONES, 0, sw);
     // Lowest word holding a zero bit. It only moves down: the zero bits of V below any position count an LCS
     // length, which never decreases as the text goes on. The words below it are all ones and pass a carry on.
     let first = sw;
