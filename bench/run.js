@@ -1,6 +1,6 @@
 // Throughput benchmark (`npm run bench`): codegauge beside the Python reference implementations, measured here.
 //
-//   node bench/run.js [--python PATH] [--rounds N] [--runs N] [--only job,job] [--no-whole] [--no-jobs]
+//   node bench/run.js [--python PATH] [--rounds N] [--runs N] [--only job,job] [--no-whole] [--no-jobs] [--jobs-cpus 0,1]
 //
 // The references (sacrebleu, rouge-score, NLTK with WordNet 3.0, codebleu) are the user's installs, run by
 // bench/reference.py under PATH (or $CODEGAUGE_BENCH_PYTHON; their import path from $PYTHONPATH). Each job runs in
@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     'no-inprocess': { type: 'boolean', default: false },
     'no-jobs': { type: 'boolean', default: false },
     'jobs-pairs': { type: 'string', default: '100000' },
+    'jobs-cpus': { type: 'string' },
     'whole-rounds': { type: 'string' },
   },
 });
@@ -269,6 +270,8 @@ if (!args['no-whole']) {
 }
 
 // ---- worker threads: --jobs 2 against --jobs 1 on large input ----
+// Whole processes, alternating, with their CPU time (all threads; from /usr/bin/time). --jobs-cpus pins them to those
+// CPUs (taskset), e.g. two cores of a larger machine: `--jobs 2` against `--jobs 1` on two cores, as on a 2-core one.
 if (!args['no-jobs']) {
   const n = Number(args['jobs-pairs']);
   const refs = join(dir, 'jobs-refs.jsonl');
@@ -277,20 +280,26 @@ if (!args['no-jobs']) {
   writeFileSync(refs, Array.from({ length: n }, (_, i) => JSON.stringify(`${pairs[i % pairs.length][1]}\n# pair ${i}`)).join('\n') + '\n');
   writeFileSync(hyps, Array.from({ length: n }, (_, i) => JSON.stringify(`${pairs[i % pairs.length][0]}\n# pair ${i}`)).join('\n') + '\n');
   const cli = join(root, 'bin', 'codegauge.js');
-  const times = { 1: [], 2: [] };
+  const cpus = args['jobs-cpus'];
+  const pinned = cpus && spawnSync('taskset', ['-c', cpus, 'true']).status === 0;
+  if (cpus && !pinned) console.log(`\nworker threads: taskset -c ${cpus} is not available here; not pinned`);
+  const byJobs = { 1: [], 2: [] };
   const outputs = {};
   const loadBefore = loadavg()[0];
   for (let r = 0; r < wholeRounds; r++) {
     for (const jobs of r % 2 ? [2, 1] : [1, 2]) {
-      const w = runWhole(process.execPath, [cli, 'score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu', '--metric', 'chrf', '--jobs', String(jobs), '--format', 'json']);
-      times[jobs].push(w.seconds);
+      const argv = [cli, 'score', '--refs', refs, '--hyps', hyps, '--metric', 'bleu', '--metric', 'chrf', '--jobs', String(jobs), '--format', 'json'];
+      const w = pinned ? runWhole('taskset', ['-c', cpus, process.execPath, ...argv]) : runWhole(process.execPath, argv);
+      byJobs[jobs].push(w);
       outputs[jobs] = w.stdout;
     }
   }
   const loadAfter = loadavg()[0];
-  const m1 = median(times[1]);
-  const m2 = median(times[2]);
-  console.log(`\nworker threads: score BLEU+chrF, ${n.toLocaleString('en')} pairs, whole process: --jobs 1 ${fmt(m1, 2)} s [${fmt(Math.min(...times[1]), 2)}-${fmt(Math.max(...times[1]), 2)}], --jobs 2 ${fmt(m2, 2)} s [${fmt(Math.min(...times[2]), 2)}-${fmt(Math.max(...times[2]), 2)}]: ${(m1 / m2).toFixed(2)}x (target >= 1.7x on 2 idle cores); identical output: ${outputs[1] === outputs[2] ? 'yes' : 'NO'}; load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after, on ${availableParallelism()} cores`);
+  const t = (jobs) => byJobs[jobs].map((w) => w.seconds);
+  const cpu = (jobs) => median(byJobs[jobs].map((w) => w.cpu));
+  const line = (jobs) => `--jobs ${jobs} ${fmt(median(t(jobs)), 2)} s [${fmt(Math.min(...t(jobs)), 2)}-${fmt(Math.max(...t(jobs)), 2)}] (CPU ${fmt(cpu(jobs), 2)} s)`;
+  const cores = pinned ? `pinned to CPUs ${cpus}` : `on ${availableParallelism()} cores`;
+  console.log(`\nworker threads: score BLEU+chrF, ${n.toLocaleString('en')} pairs, whole process, ${wholeRounds} runs each, median [min-max]: ${line(1)}, ${line(2)}: ${(median(t(1)) / median(t(2))).toFixed(2)}x (target >= 1.7x on 2 idle cores); CPU of --jobs 2 / --jobs 1: ${(cpu(2) / cpu(1)).toFixed(2)}; identical output: ${outputs[1] === outputs[2] ? 'yes' : 'NO'}; load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after, ${cores}`);
   rmSync(refs);
   rmSync(hyps);
 }

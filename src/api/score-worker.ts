@@ -1,24 +1,51 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseMetric } from '../metrics/registry.js';
-import { parallelSegments } from '../io/segments.js';
-import { fitOnFiles, ScoreAccumulator, readyMetrics, type WorkerTask } from './score.js';
+import { parallelSegments, segmentWindows } from '../io/segments.js';
+import { Claims, fitOnFiles, ScoreAccumulator, readyMetrics, type WorkerResult, type WorkerTask } from './score.js';
 
 /**
- * One worker of a parallel `score`: reads the same files as the others but scores only its own stripes of
- * segments (the rest are passed over undecoded), and sends back its partial statistics.
+ * One worker of a parallel `score`: takes windows of lines from the last one back (see `Claims`) until it meets a
+ * window another thread has, scores each on its own, and sends back their partial statistics, with the error of the
+ * first window (in input order) that had one. It goes on past an error: what matters is the first error in input
+ * order, so the windows before it are still to be read.
  */
 const task = workerData as WorkerTask;
+const claims = new Claims(task.starts.length, task.shared);
+const result: WorkerResult = { windows: [] };
+const describe = (e: unknown) => {
+  const error = e as Error & { file?: string; line?: number };
+  return { name: error.name, message: error.message, file: error.file, line: error.line, stack: error.stack };
+};
 try {
   const metrics = await readyMetrics(task.specs.map((spec) => parseMetric(spec, { language: task.language })));
   fitOnFiles(metrics, task.refPaths, task.hypPaths);
-  const accumulator = new ScoreAccumulator(metrics, task.systems, task.options);
-  const owns = (index: number) => Math.floor(index / task.stripe) % task.workers === task.worker;
-  for (const { refs, hyps } of parallelSegments(task.refPaths, task.hypPaths, owns)) {
-    accumulator.add(refs, hyps);
-    if (accumulator.segments % 1000 === 0) parentPort!.postMessage({ type: 'progress', done: accumulator.segments });
+  const windows = segmentWindows([...task.refPaths, ...task.hypPaths], task.starts);
+  let pending = 0;
+  for (let w = claims.claimFromBack(task.id); w > 0; w = claims.claimFromBack(task.id)) {
+    const { line, offsets } = windows[w];
+    if (offsets.some((o) => o === null)) {
+      result.error = { window: w, short: true, name: 'Error', message: 'short file' };
+      continue;
+    }
+    const ends = w + 1 < windows.length ? windows[w + 1].offsets.map((o) => o ?? Infinity) : undefined;
+    const accumulator = new ScoreAccumulator(metrics, task.systems, task.options);
+    try {
+      for (const { refs, hyps } of parallelSegments(task.refPaths, task.hypPaths, { window: { line, offsets: offsets as number[], ends } })) {
+        accumulator.add(refs, hyps);
+        if (++pending === 1000) {
+          claims.addWorkerSegments(pending);
+          pending = 0;
+        }
+      }
+    } catch (e) {
+      result.error = { window: w, ...describe(e) };
+      continue;
+    }
+    result.windows.push({ window: w, partial: accumulator.partial() });
   }
-  parentPort!.postMessage({ type: 'done', partial: accumulator.partial() });
 } catch (e) {
-  const error = e as Error & { file?: string; line?: number };
-  parentPort!.postMessage({ type: 'error', error: { name: error.name, message: error.message, file: error.file, line: error.line, stack: error.stack } });
+  // Loading or the scan failed: the main thread stops at its next window, and this error is the run's.
+  claims.fail();
+  result.error = { window: -1, ...describe(e) };
 }
+parentPort!.postMessage(result);
