@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Bleu, Chrf, computeBleu, scoreCorpus, scoreSentence, tokenize13a, tokenizeChar, tokenizeIntl } from '../src/index.js';
 import { bleuScore } from '../src/metrics/bleu.js';
-import { pyRstrip } from '../src/compat/python-strings.js';
+import { pyRstrip, pySplit } from '../src/compat/python-strings.js';
+import { codePointArray, codePointArrayWithoutWhitespace } from '../src/metrics/ngram-match.js';
 import { VERSION } from '../src/version.js';
 import { vector } from './helpers.js';
 
@@ -123,6 +124,36 @@ describe('chrF (sacrebleu test_chrf.py)', () => {
   it('sentence_chrf with eps smoothing (beta 2)', () => {
     for (const [hyp, refs, score] of chrf['sentence_chrf(eps_smoothing=True) defaults beta=2']) {
       expect(Math.abs(scoreSentence(new Chrf({ epsSmoothing: true }), hyp, refs) - score)).toBeLessThanOrEqual(1e-6);
+    }
+  });
+});
+
+describe('chrF caches and buffers reused across segments', () => {
+  it('code point arrays own their memory (the scratch buffer is reused)', () => {
+    const long = 'def f(x):\n    return [y \u00e9\ud83d\ude00 for y in x]\n'.repeat(300);
+    const a = codePointArrayWithoutWhitespace(long);
+    const copy = Int32Array.from(a);
+    const b = codePointArrayWithoutWhitespace('x = 1');
+    expect(a).toEqual(copy);
+    expect(Array.from(b)).toEqual([120, 61, 49]);
+    expect(a).toEqual(codePointArray(pySplit(long).join('')));
+    expect(codePointArrayWithoutWhitespace('')).toHaveLength(0);
+  });
+  it('a long-lived instance gives every segment the statistics of a fresh one (texts repeated, in both roles)', () => {
+    const texts = ['def add(a, b):\n    return a + b\n', 'def add(x, y):\n    return x + y\n', 'return sum([a, b])', 'caf\u00e9 \u4e2d\u6587 \ud83d\ude00', ''];
+    // each text comes back as a new string object, as it does from a file
+    const fresh = (i: number) => (texts[i] + ' ').slice(0, -1);
+    const segments: [number, number[]][] = [[0, [1]], [2, [1]], [0, [1]], [1, [0]], [1, [2]], [1, [3]], [3, [3]], [4, [0]], [0, [4]], [2, [0, 1]], [2, [1, 0]], [0, [0]]];
+    for (const options of [{}, { wordOrder: 2 }, { lowercase: true, whitespace: true }]) {
+      const kept = new Chrf(options);
+      for (const [h, refs] of segments) {
+        const once = new Chrf(options);
+        const a = new Float64Array(kept.statsSize);
+        const b = new Float64Array(once.statsSize);
+        kept.segmentStatistics(fresh(h), kept.prepareReferences(refs.map(fresh)), a, 0);
+        once.segmentStatistics(fresh(h), once.prepareReferences(refs.map(fresh)), b, 0);
+        expect(Array.from(a), `${h} vs ${refs}`).toEqual(Array.from(b));
+      }
     }
   });
 });

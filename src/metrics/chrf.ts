@@ -56,7 +56,8 @@ export class Chrf implements Metric<ChrfSegment[]> {
   private readonly matched: Float64Array;
   /** One reference's statistics while the best reference is chosen (reused: no allocation per segment). */
   private readonly stats: Float64Array;
-  private readonly wordMatcher = new NgramMatcher();
+  /** For word n-grams (chrF++ only: a matcher's buffers are sized for code-length texts). */
+  private readonly wordMatcher: NgramMatcher | null;
   /**
    * Encodings of recently seen segments, references and hypotheses alike: a reference is usually shared by many
    * hypotheses, and a text often comes back in another role.
@@ -64,6 +65,11 @@ export class Chrf implements Metric<ChrfSegment[]> {
   private readonly segmentCache = new BoundedCache<ChrfSegment>(TOKEN_CACHE_ENTRIES);
   private lastRefs: readonly string[] = [];
   private lastRefInfo: ChrfSegment[] | null = null;
+  /** The text encoded last and its encoding: a hypothesis scored against several references in a row (or a
+   * reference against several hypotheses) comes back as a new string each line, and comparing it with the last
+   * one is cheaper than hashing it for the cache. */
+  private lastText: string | null = null;
+  private lastEncoded: ChrfSegment | null = null;
 
   constructor(
     options: ChrfOptions = {},
@@ -79,6 +85,7 @@ export class Chrf implements Metric<ChrfSegment[]> {
     this.statsSize = 3 * (this.charOrder + this.wordOrder);
     this.matched = new Float64Array(this.charOrder + this.wordOrder);
     this.stats = new Float64Array(this.statsSize);
+    this.wordMatcher = this.wordOrder > 0 ? new NgramMatcher() : null;
   }
 
   signature(nrefs: number | 'var'): string {
@@ -86,7 +93,8 @@ export class Chrf implements Metric<ChrfSegment[]> {
   }
 
   private encode(segment: string): ChrfSegment {
-    let encoded = this.segmentCache.get(segment);
+    const last = this.lastEncoded; // read on every call, so that the optimized code has seen it
+    let encoded = segment === this.lastText && last !== null ? last : this.segmentCache.get(segment);
     if (encoded === undefined) {
       const text = this.lowercase ? segment.toLowerCase() : segment;
       const chars = this.whitespace ? codePointArray(text) : codePointArrayWithoutWhitespace(text);
@@ -94,13 +102,17 @@ export class Chrf implements Metric<ChrfSegment[]> {
       encoded = { chars, words };
       this.segmentCache.set(segment, encoded);
     }
+    this.lastText = segment;
+    this.lastEncoded = encoded;
     return encoded;
   }
 
   prepareReferences(refs: readonly string[]): ChrfSegment[] {
     const last = this.lastRefs;
     if (this.lastRefInfo && sameStrings(refs, last)) return this.lastRefInfo;
-    const info = refs.map((ref) => this.encode(ref));
+    // built by push, so that every list has the same array shape (see segmentStatistics)
+    const info: ChrfSegment[] = [];
+    for (let r = 0; r < refs.length; r++) info.push(this.encode(refs[r]));
     this.lastRefs = refs.slice();
     this.lastRefInfo = info;
     return info;
@@ -112,9 +124,11 @@ export class Chrf implements Metric<ChrfSegment[]> {
     const stats = this.stats;
     const { charOrder, wordOrder, matched, matcher, wordMatcher } = this;
     let bestF = -1;
-    for (const ref of refs) {
+    // an indexed loop over lists of one shape: optimized code checks the shape, and a new one throws it away
+    for (let r = 0; r < refs.length; r++) {
+      const ref = refs[r];
       matcher.matchPair(h.chars, ref.chars, charOrder, matched, 0);
-      if (wordOrder > 0) wordMatcher.matchPair(h.words, ref.words, wordOrder, matched, charOrder);
+      if (wordMatcher !== null) wordMatcher.matchPair(h.words, ref.words, wordOrder, matched, charOrder);
       for (let i = 0; i < charOrder + wordOrder; i++) {
         const chars = i < charOrder;
         const hypLen = chars ? h.chars.length : h.words.length;

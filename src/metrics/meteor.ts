@@ -121,13 +121,18 @@ function lexiconOf(version: WordNetVersion): Lexicon {
   return lex;
 }
 
-/** Scratch arrays of the alignment, grown as needed (one alignment runs at a time in a thread). */
-let hPos = new Int32Array(256);
-let hKey = new Int32Array(256);
-let rPos = new Int32Array(256);
-let rKey = new Int32Array(256);
-let prev = new Int32Array(256);
-let matchOf = new Int32Array(256);
+/**
+ * Scratch arrays of the alignment, grown as needed (one alignment runs at a time in a thread). The first size fits
+ * code-sized texts: growing later, after V8 has optimized the alignment, would throw that code away (a path it has
+ * not seen) and compile it again, which in a short process costs more than the memory.
+ */
+const SCRATCH_WORDS = 1 << 13;
+let hPos = new Int32Array(SCRATCH_WORDS);
+let hKey = new Int32Array(SCRATCH_WORDS);
+let rPos = new Int32Array(SCRATCH_WORDS);
+let rKey = new Int32Array(SCRATCH_WORDS);
+let prev = new Int32Array(SCRATCH_WORDS);
+let matchOf = new Int32Array(SCRATCH_WORDS);
 let synLists: Int32Array[] = [];
 
 function ensureScratch(n: number, m: number): void {

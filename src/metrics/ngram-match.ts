@@ -14,8 +14,19 @@ import type { TokenSpans } from '../text/token-spans.js';
 const ROOT = -2;
 const STRIDE = 4;
 const MIN_CAPACITY = 1 << 8;
-/** Tokens below this get their unigram from a direct table instead of the hash table. */
-const DIRECT = 1 << 12;
+/**
+ * First sizes of a matcher's buffers: enough for code-sized texts (a reference of up to about 1,300 tokens at order
+ * 6) with no growth. Growing is cheap, but a path first taken after V8 has optimized the function (a text longer
+ * than any before) throws the optimized code away and compiles it again; in a short process that recompilation
+ * costs more than the growing. Only the part of a buffer that a text needs is touched.
+ */
+const INITIAL_SLOTS = 1 << 14;
+const INITIAL_IDS = 1 << 13;
+/**
+ * Tokens below this get their unigram from a direct table instead of the hash table: every character of the Basic
+ * Multilingual Plane (and the first word ids), so that only astral characters take the other path.
+ */
+const DIRECT = 1 << 16;
 
 /** Segments whose encodings BLEU and chrF keep (a few MB for code-sized texts). */
 export const TOKEN_CACHE_ENTRIES = 1 << 14;
@@ -35,11 +46,11 @@ export class NgramMatcher {
   /** References added since the last reset: the first one counts straight into `best`. */
   private added = 0;
   // Per local n-gram id: count in the current reference, max over references so far, matches used.
-  private current = new Int32Array(1024);
-  private best = new Int32Array(1024);
-  private used = new Int32Array(1024);
-  private scratch = new Int32Array(1024);
-  private seen = new Int32Array(1024);
+  private current = new Int32Array(INITIAL_IDS);
+  private best = new Int32Array(INITIAL_IDS);
+  private used = new Int32Array(INITIAL_IDS);
+  private scratch = new Int32Array(INITIAL_IDS);
+  private seen = new Int32Array(INITIAL_IDS);
   /**
    * Unigrams of tokens below DIRECT (characters of most text, the first words interned) skip the hash table:
    * [2t] is the generation in which token t got a unigram id, [2t + 1] that id.
@@ -47,7 +58,7 @@ export class NgramMatcher {
   private direct = new Int32Array(2 * DIRECT);
 
   constructor() {
-    this.resize(1 << 12);
+    this.resize(INITIAL_SLOTS);
   }
 
   /**
@@ -141,14 +152,18 @@ export class NgramMatcher {
    */
   matchPair(hypothesis: Int32Array, reference: Int32Array, maxOrder: number, out: Float64Array, offset: number): void {
     const loaded = maxOrder === this.lastOrder ? this.lastReference : null;
+    // The cases only choose the sides; one call loads (or, for the loaded side, just clears the counters), so that
+    // a case first met late in a run (a hypothesis against a new reference) reaches no code the optimizer never saw.
+    let table = reference;
     let probe = hypothesis;
     if (loaded !== null && (loaded === reference || loaded === hypothesis)) {
-      this.used.fill(0, 0, this.size);
-      if (loaded !== reference) probe = reference;
+      table = loaded;
+      probe = loaded === reference ? hypothesis : reference;
     } else if (hypothesis === this.lastHypothesis) {
-      this.loadReference(hypothesis, maxOrder);
+      table = hypothesis;
       probe = reference;
-    } else this.loadReference(reference, maxOrder);
+    }
+    this.loadReference(table, maxOrder);
     this.lastHypothesis = hypothesis;
     this.matchHypothesis(probe, maxOrder, out, offset);
   }
@@ -488,10 +503,17 @@ export function codePointArray(s: string): Int32Array {
   return k === s.length ? out : out.slice(0, k);
 }
 
-/** Code points of a string without its Python whitespace: `codePointArray(pySplit(s).join(''))` in one pass. */
+/** Where `codePointArrayWithoutWhitespace` collects code points before copying out exactly as many as it found. */
+let codePointScratch = new Int32Array(1 << 12);
+
+/**
+ * Code points of a string without its Python whitespace: `codePointArray(pySplit(s).join(''))` in one pass. One
+ * allocation per text (a copy of the scratch buffer's used part), not a full-length array and then a shorter copy.
+ */
 export function codePointArrayWithoutWhitespace(s: string): Int32Array {
   const len = s.length;
-  const out = new Int32Array(len);
+  if (codePointScratch.length < len) codePointScratch = new Int32Array(Math.max(len, 2 * codePointScratch.length));
+  const out = codePointScratch;
   let k = 0;
   for (let i = 0; i < len; i++) {
     const c = s.charCodeAt(i);
@@ -502,5 +524,5 @@ export function codePointArrayWithoutWhitespace(s: string): Int32Array {
       out[k++] = cp;
     } else if (!isPyWhitespace(c)) out[k++] = c;
   }
-  return k === len ? out : out.slice(0, k);
+  return out.slice(0, k);
 }
