@@ -1,10 +1,12 @@
 // Throughput of `codegauge exec` (part of `npm run bench`; recipe in bench/README.md, "Execution").
 // - Python, side by side: ICE-Score's 3,220 Codex samples of HumanEval run by openai/human-eval (2 workers, 3 s
-//   timeout, no sandbox) and by `codegauge exec` (bwrap sandbox, --jobs 2, --timeout 3), interleaved round by round,
-//   on identical programs; throughputs, their ratio and the agreement of the labels. Then the same on the samples
-//   that finish in time on both sides, since codegauge retries a timeout once with twice the time (3 s + 6 s).
-// - JavaScript: ICE-Score's 3,160 JavaScript samples through the warm runner (a Worker per program); `--cold` adds a
-//   fresh node per program (and a fresh Python interpreter per program) beside it.
+//   timeout, no sandbox) and by `codegauge exec` (bwrap sandbox, --jobs 2, --timeout 3) under both timeout policies
+//   (`--timeout-retry always`, the default: every timeout once more with twice the time, 3 s + 6 s; and `starved`:
+//   only a program that had less than half a core), interleaved round by round, on identical programs; throughputs,
+//   each policy's ratio and the agreement of the labels. Then the same on the samples that finish in time on both
+//   sides, where the policy does not matter.
+// - JavaScript: ICE-Score's 3,160 JavaScript samples through the warm runner (a Worker per program), under both
+//   timeout policies; `--cold` adds a fresh node per program (and a fresh Python interpreter per program) beside it.
 // - Java and C++: a sample per bundled MultiPL-E problem that compiles and fails its tests, each twice (identical
 //   programs are compiled once).
 // Each figure comes with the 1-minute load average before..after and, where a cpuacct cgroup can be made (root on
@@ -95,20 +97,23 @@ const fmt = (x, d = 1) => (x === null || x === undefined ? 'n/a' : x.toFixed(d))
 function line(label, n, m, extra = '') {
   // n / (CPU / 2): the rate two free cores would give, were the run CPU-bound
   const cpu = m.cpu === null ? 'CPU n/a' : `CPU ${fmt(m.cpu).padStart(6)} s (${fmt((1000 * m.cpu) / n).padStart(5)} ms/sample, ${fmt(n / (m.cpu / 2)).padStart(5)}/s on 2 cores)`;
-  console.log(`${label.padEnd(46)} ${String(n).padStart(5)}  ${fmt(m.wall).padStart(6)} s  ${fmt(n / m.wall).padStart(6)}/s  ${cpu}  load ${m.load.map((l) => l.toFixed(2)).join('..')}${extra ? '  ' + extra : ''}`);
+  console.log(`${label.padEnd(72)} ${String(n).padStart(5)}  ${fmt(m.wall).padStart(6)} s  ${fmt(n / m.wall).padStart(6)}/s  ${cpu}  load ${m.load.map((l) => l.toFixed(2)).join('..')}${extra ? '  ' + extra : ''}`);
 }
 
 // ---------------------------------------------------------------- codegauge
 
-/** `codegauge exec` on a samples file; `warm: false` runs execSystems in a child with a fresh process per program. */
-async function codegauge(benchmark, samples, { timeout = 3, warm = true } = {}) {
+/**
+ * `codegauge exec` on a samples file, under a timeout policy (`retry`: always, the default, or starved); `warm: false`
+ * runs execSystems in a child with a fresh process per program.
+ */
+async function codegauge(benchmark, samples, { timeout = 3, warm = true, retry = 'always' } = {}) {
   const out = mkdtempSync(join(work, 'out-'));
   let m;
   if (warm) {
-    m = await measured([process.execPath, cli, 'exec', '--benchmark', benchmark, '--samples', samples, '--out', out, '--sandbox', 'bwrap', '--jobs', '2', '--timeout', String(timeout), '--k', '1', '--format', 'json']);
+    m = await measured([process.execPath, cli, 'exec', '--benchmark', benchmark, '--samples', samples, '--out', out, '--sandbox', 'bwrap', '--jobs', '2', '--timeout', String(timeout), '--timeout-retry', retry, '--k', '1', '--format', 'json']);
   } else {
     const script = `const { execSystems } = await import(${JSON.stringify(join(root, 'dist/exec/run.js'))}); const { readBenchmark } = await import(${JSON.stringify(join(root, 'dist/exec/problems.js'))});
-await execSystems({ problems: readBenchmark(${JSON.stringify(benchmark)}), samples: [${JSON.stringify(samples)}], ks: [1], timeoutMs: ${timeout * 1000}, memoryMb: 1024, jobs: 2, sandbox: 'bwrap', outDir: ${JSON.stringify(out)}, warm: false });`;
+await execSystems({ problems: readBenchmark(${JSON.stringify(benchmark)}), samples: [${JSON.stringify(samples)}], ks: [1], timeoutMs: ${timeout * 1000}, memoryMb: 1024, jobs: 2, sandbox: 'bwrap', outDir: ${JSON.stringify(out)}, warm: false, timeoutRetry: ${JSON.stringify(retry)} });`;
     m = await measured([process.execPath, '--input-type=module', '-e', script]);
   }
   if (m.code !== 0) throw new Error(`codegauge exec failed (${m.code}): ${m.stderr.slice(-2000)}`);
@@ -116,8 +121,10 @@ await execSystems({ problems: readBenchmark(${JSON.stringify(benchmark)}), sampl
   rmSync(out, { recursive: true, force: true });
   const statuses = {};
   for (const r of rows) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-  const timeoutSlotSeconds = rows.filter((r) => r.status === 'timeout').reduce((s, r) => s + r.duration_ms, 0) / 1000;
-  return { ...m, rows, statuses, timeoutSlotSeconds };
+  const timeouts = rows.filter((r) => r.status === 'timeout');
+  const timeoutSlotSeconds = timeouts.reduce((s, r) => s + r.duration_ms, 0) / 1000;
+  const retried = timeouts.filter((r) => r.attempts.length > 1).length;
+  return { ...m, rows, statuses, timeoutSlotSeconds, retried };
 }
 
 const statusText = (s) => Object.entries(s).map(([k, v]) => `${k} ${v}`).join(', ');
@@ -170,16 +177,17 @@ async function python() {
   console.log(`\npython: ${samples.length} ICE-Score samples, 2 workers, 3 s timeout; codegauge in the bwrap sandbox (warm runner), openai/human-eval without one`);
   if (why) console.log(`  openai/human-eval: ${why}; no ratio is claimed`);
 
-  const pass = async (dir, n, label) => {
-    const cg = [];
+  // policies: the timeout policies codegauge runs under (the finishing samples have no timeout: the default only)
+  const pass = async (dir, n, label, policies) => {
+    const cg = Object.fromEntries(policies.map((p) => [p, []]));
     const he = [];
+    const sides = [...(why ? [] : ['he']), ...policies];
     for (let r = 0; r < rounds; r++) {
-      const order = why ? ['cg'] : r % 2 === 0 ? ['he', 'cg'] : ['cg', 'he'];
-      for (const side of order) {
-        if (side === 'cg') {
-          const m = await codegauge('humaneval', join(dir, 'codegauge.jsonl'));
-          line(`  codegauge exec${label}`, n, m, `${statusText(m.statuses)}; ${fmt(m.timeoutSlotSeconds, 0)} s of worker time in timeouts`);
-          cg.push(m);
+      for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
+        if (side !== 'he') {
+          const m = await codegauge('humaneval', join(dir, 'codegauge.jsonl'), { retry: side });
+          line(`  codegauge exec${label}, --timeout-retry ${side}`, n, m, `${statusText(m.statuses)}; ${fmt(m.timeoutSlotSeconds, 0)} s of worker time in timeouts, ${m.retried} retried`);
+          cg[side].push(m);
         } else {
           const m = await humanEval(join(dir, 'human-eval.jsonl'), join(dir, 'problems.jsonl'));
           line(`  openai/human-eval${label}`, n, m, `passed ${m.rows.filter((x) => x.passed).length}, timed out ${m.timeouts}`);
@@ -189,26 +197,33 @@ async function python() {
     }
     return { cg, he };
   };
-  const { cg, he } = await pass(full, samples.length, '');
-  const last = cg[cg.length - 1];
-  const iceAgree = last.rows.filter((r, i) => r.passed === samples[i].label).length;
-  console.log(`  codegauge agrees with ICE-Score's recorded labels on ${iceAgree} of ${samples.length}`);
+  const ratio = (he, cg) => ({
+    wall: median(he.map((m) => m.wall)) / median(cg.map((m) => m.wall)),
+    cpu: cg[0].cpu !== null ? median(he.map((m) => m.cpu)) / median(cg.map((m) => m.cpu)) : null,
+  });
+  const policies = ['always', 'starved'];
+  const { cg, he } = await pass(full, samples.length, '', policies);
+  for (const policy of policies) {
+    const last = cg[policy][cg[policy].length - 1];
+    console.log(`  codegauge (--timeout-retry ${policy}) agrees with ICE-Score's recorded labels on ${last.rows.filter((r, i) => r.passed === samples[i].label).length} of ${samples.length}`);
+  }
   if (he.length) {
     const ref = he[he.length - 1];
-    const agree = last.rows.filter((r, i) => r.passed === ref.rows[i].passed).length;
-    const wall = median(he.map((m) => m.wall)) / median(cg.map((m) => m.wall));
-    const cpu = cg[0].cpu !== null ? median(he.map((m) => m.cpu)) / median(cg.map((m) => m.cpu)) : null;
-    console.log(`  labels: codegauge and openai/human-eval agree on ${agree} of ${samples.length}`);
-    console.log(`  ratio (codegauge samples/s over openai/human-eval's, medians of ${rounds} round${rounds > 1 ? 's' : ''}): wall ${fmt(wall, 2)}x, CPU ${fmt(cpu, 2)}x`);
+    for (const policy of policies) {
+      const last = cg[policy][cg[policy].length - 1];
+      const agree = last.rows.filter((r, i) => r.passed === ref.rows[i].passed).length;
+      const { wall, cpu } = ratio(he, cg[policy]);
+      console.log(`  --timeout-retry ${policy.padEnd(7)}: labels agree with openai/human-eval on ${agree} of ${samples.length}; ratio (codegauge samples/s over openai/human-eval's, medians of ${rounds} round${rounds > 1 ? 's' : ''}): wall ${fmt(wall, 2)}x, CPU ${fmt(cpu, 2)}x`);
+    }
     if (subset) {
-      // what the retry of a timeout costs: the samples that finish on both sides, measured again
+      // what the timeouts cost: the samples that finish on both sides (under the default policy), measured again
+      const last = cg.always[cg.always.length - 1];
       const finish = samples.filter((_, i) => last.rows[i].status !== 'timeout' && ref.rows[i].result !== 'timed out');
       const dir = write(join(work, 'python-finishing'), finish);
-      console.log(`  the ${finish.length} samples that finish in time on both sides (codegauge retries each timeout once with twice the time):`);
-      const sub = await pass(dir, finish.length, ', finishing');
-      const subWall = median(sub.he.map((m) => m.wall)) / median(sub.cg.map((m) => m.wall));
-      const subCpu = sub.cg[0].cpu !== null ? median(sub.he.map((m) => m.cpu)) / median(sub.cg.map((m) => m.cpu)) : null;
-      console.log(`  ratio on them: wall ${fmt(subWall, 2)}x, CPU ${fmt(subCpu, 2)}x`);
+      console.log(`  the ${finish.length} samples that finish in time on both sides (no timeout: the policy does not matter; --timeout-retry always):`);
+      const sub = await pass(dir, finish.length, ', finishing', ['always']);
+      const { wall, cpu } = ratio(sub.he, sub.cg.always);
+      console.log(`  ratio on them: wall ${fmt(wall, 2)}x, CPU ${fmt(cpu, 2)}x`);
     }
   }
   if (cold) {
@@ -223,21 +238,27 @@ async function javascript() {
   const file = join(work, 'js.jsonl');
   writeJsonl(file, samples.map(({ task_id, prompt, completion }) => ({ task_id, prompt, completion })));
   console.log(`\njavascript: ${samples.length} ICE-Score samples, --jobs 2, 3 s timeout, bwrap sandbox`);
-  const sides = [['codegauge exec, warm runner (a Worker per program)', true]];
-  if (cold) sides.push(['codegauge, a fresh node per program', false]);
+  const sides = [
+    ['codegauge exec, warm runner (a Worker per program), --timeout-retry always', { warm: true, retry: 'always' }],
+    ['codegauge exec, warm runner (a Worker per program), --timeout-retry starved', { warm: true, retry: 'starved' }],
+  ];
+  if (cold) sides.push(['codegauge, a fresh node per program, --timeout-retry always', { warm: false, retry: 'always' }]);
   const results = [];
   for (let r = 0; r < rounds; r++) {
-    for (const [label, warm] of r % 2 === 0 ? sides : [...sides].reverse()) {
-      const m = await codegauge('humaneval-js', file, { warm });
-      line(`  ${label}`, samples.length, m, `${statusText(m.statuses)}; ${fmt(m.timeoutSlotSeconds, 0)} s of worker time in timeouts`);
-      results.push({ warm, m });
+    for (const [label, options] of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const m = await codegauge('humaneval-js', file, options);
+      line(`  ${label}`, samples.length, m, `${statusText(m.statuses)}; ${fmt(m.timeoutSlotSeconds, 0)} s of worker time in timeouts, ${m.retried} retried`);
+      results.push({ ...options, m });
     }
   }
-  const last = results.filter((x) => x.warm).pop().m;
   // HumanEval_51's recorded labels come from a test with a raw newline in a string literal (see test/exec-sandbox)
-  console.log(`  codegauge agrees with ICE-Score's recorded labels on ${last.rows.filter((r, i) => r.passed === samples[i].label).length} of ${samples.length}`);
+  for (const policy of ['always', 'starved']) {
+    const last = results.filter((x) => x.warm && x.retry === policy).pop().m;
+    console.log(`  codegauge (warm, --timeout-retry ${policy}) agrees with ICE-Score's recorded labels on ${last.rows.filter((r, i) => r.passed === samples[i].label).length} of ${samples.length}`);
+  }
   const coldRun = results.filter((x) => !x.warm).pop();
   if (coldRun) {
+    const last = results.filter((x) => x.warm && x.retry === 'always').pop().m;
     const same = last.rows.filter((r, i) => r.status === coldRun.m.rows[i].status).length;
     console.log(`  warm and fresh give the same status on ${same} of ${samples.length}`);
   }

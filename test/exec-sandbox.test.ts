@@ -196,6 +196,36 @@ subprocess.Popen(['/bin/sleep', '60', '${marker}'], start_new_session=True)
     expect(processesWith(marker)).toEqual([]);
   });
 
+  it.runIf(warm)('what one program leaves (files, unreadable folders, links) the next one does not see', async () => {
+    const sandbox = new Sandbox('bwrap');
+    const pool = new WarmPythonPool(sandbox);
+    const run = (code: string) => runSample(sandbox, { problem: pyProblem, runner: runnerFor('python'), code }, { timeoutMs: 5000, memoryMb: 512 }, 0, pool);
+    try {
+      const dirty = `${PY_OK}
+import os
+for base in ['.', '/tmp', '/sandbox']:
+    os.makedirs(base + '/left/deep', exist_ok=True)
+    open(base + '/left/deep/file.txt', 'w').write('x')
+    open(base + '/left-behind.txt', 'w').write('x')
+    os.chmod(base + '/left/deep', 0)
+    os.chmod(base + '/left', 0)
+for name in ['stdin.txt', 'program.py']:
+    os.symlink('/sandbox/.codegauge-server.py', '/tmp/' + name)
+os.symlink('/etc', '/sandbox/.codegauge-stdout-link')
+`;
+      expect((await run(dirty)).verdict.status).toBe('passed');
+      const check = `def f():
+    import os
+    seen = [p for p in ['left', 'left-behind.txt', '/tmp/left', '/tmp/left-behind.txt', '/sandbox/left', '/sandbox/left-behind.txt', '/tmp/stdin.txt', '/tmp/program.py', '/sandbox/.codegauge-stdout-link'] if os.path.lexists(p)]
+    return 1 if not seen and not os.listdir('/tmp')[1:] else seen
+`;
+      expect((await run(check)).verdict.status).toBe('passed');
+      expect((await run('def f():\n    return 2\n')).verdict.status).toBe('failed');
+    } finally {
+      pool.close();
+    }
+  });
+
   it('exiting 0 before the tests is not a pass', async () => {
     for (const exit of ['import sys\nsys.exit(0)', 'import os\nos._exit(0)', 'raise SystemExit']) {
       const { verdict } = await attackBwrap('bwrap', `def f():\n    return 2\n${exit}\n`);

@@ -5,7 +5,7 @@ import { InputError, UsageError, writing } from '../errors.js';
 import { generateSamples } from '../exec/generate.js';
 import { loadExtractor } from '../exec/extract.js';
 import { readBenchmark, readProblems, readSamples, type ProblemSet } from '../exec/problems.js';
-import { execSystems, type ExecRow, type ExecSummary } from '../exec/run.js';
+import { execSystems, type ExecRow, type ExecSummary, type TimeoutRetry } from '../exec/run.js';
 import { runnerFor } from '../exec/runners.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
 import { lockOutput } from '../io/lock.js';
@@ -52,6 +52,8 @@ export interface RunOptions {
   shard?: Shard;
   /** Judges and generation through the Batch API (overrides the config's llm.batch). */
   batch?: boolean;
+  /** What an execution timeout leads to (overrides the config's exec.timeout_retry). */
+  timeoutRetry?: TimeoutRetry;
   log?: (line: string) => void;
   onProgress?: (label: string) => ((done: number, total: number) => void) | undefined;
 }
@@ -313,6 +315,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
         samples: samplePaths,
         ks: [...new Set(e.k)].sort((a, b) => a - b),
         timeoutMs: Math.round(e.timeout * 1000),
+        timeoutRetry: options.timeoutRetry ?? e.timeout_retry,
         memoryMb: e.memory,
         jobs: e.jobs,
         sandbox,

@@ -7,7 +7,7 @@ import { parseModelSpec } from '../llm/model-spec.js';
 import type { EvalJudge, EvalReport } from '../exec/eval.js';
 import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
-import { formatExecTable, parseKs } from './exec.js';
+import { formatExecTable, parseKs, timeoutRetryOption } from './exec.js';
 import { exitRequest, type CliIo } from './io.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
 import { collect, formatOption, integerIn, list, numberIn } from './options.js';
@@ -25,6 +25,7 @@ interface EvalCliOptions extends LlmCliOptions {
   k?: string[];
   limit?: number;
   execTimeout: number;
+  timeoutRetry: 'always' | 'starved' | 'never';
   memory: number;
   jobs: number;
   sandbox: 'auto' | 'bwrap' | 'process' | 'pyodide';
@@ -58,7 +59,8 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       .option('--n <n>', 'samples per problem (sample s is asked with seed --seed + s)', integerIn('--n', 1, 10_000), 1)
       .option('--k <list>', 'pass@k and pass^k for these k (comma-separated; default 1 and n)', list)
       .option('--limit <n>', 'only the first n problems', integerIn('--limit', 1))
-      .option('--exec-timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time)', numberIn('--exec-timeout', 0.1, 600), 3)
+      .option('--exec-timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time, as --timeout-retry says)', numberIn('--exec-timeout', 0.1, 600), 3)
+      .addOption(timeoutRetryOption())
       .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
       .option('--jobs <n>', 'programs run at once', integerIn('--jobs', 1, 256), availableParallelism())
       .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, process (limits only, no isolation), or pyodide (Python in WebAssembly, no host access; standard library only; npm install pyodide@0.28)').choices(['auto', 'bwrap', 'process', 'pyodide']).default('auto'))
@@ -105,6 +107,7 @@ export function addEvalCommand(program: Command, io: CliIo): void {
         maxTokens: opts.maxTokens,
         ks,
         timeoutMs: Math.round(opts.execTimeout * 1000),
+        timeoutRetry: opts.timeoutRetry,
         memoryMb: opts.memory,
         jobs: opts.jobs,
         sandbox,

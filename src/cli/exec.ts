@@ -15,6 +15,7 @@ interface ExecCliOptions {
   samples: string[];
   k: string[];
   timeout: number;
+  timeoutRetry: 'always' | 'starved' | 'never';
   memory: number;
   jobs: number;
   sandbox: 'auto' | 'bwrap' | 'process' | 'pyodide';
@@ -31,6 +32,10 @@ export function parseKs(values: string[]): number[] {
   });
   return [...new Set(ks)].sort((a, b) => a - b);
 }
+
+/** `--timeout-retry always|starved|never` (shared with `eval`). */
+export const timeoutRetryOption = () =>
+  new Option('--timeout-retry <policy>', 'what a timeout leads to: always (once more with twice the time), starved (only when the program had less than half a core, or its CPU time is unknown; one that used the CPU the whole time is a timeout at once, as openai/human-eval does) or never').choices(['always', 'starved', 'never']).default('always');
 
 export function formatExecTable(summary: ExecSummary): string {
   const ks = [...new Set(summary.systems.flatMap((s) => Object.keys(s.pass_at)))].sort((a, b) => Number(a) - Number(b));
@@ -69,7 +74,8 @@ export function addExecCommand(program: Command, io: CliIo): void {
     .option('--lang <language>', 'language of --problems when the file does not say (python, javascript, typescript, java, cpp, rust, php, ruby, go, csharp)')
     .requiredOption('--samples <file>', 'samples of one system (.jsonl: task_id + completion or solution); repeat for several systems', collect)
     .option('--k <list>', 'pass@k for these k (comma-separated)', list)
-    .option('--timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time)', numberIn('--timeout', 0.1, 600), 3)
+    .option('--timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time, as --timeout-retry says)', numberIn('--timeout', 0.1, 600), 3)
+    .addOption(timeoutRetryOption())
     .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
     .option('--jobs <n>', 'programs run at once', integerIn('--jobs', 1, 256), availableParallelism())
     .addOption(new Option('--sandbox <mode>', 'auto (bubblewrap), bwrap, process (limits only, no isolation), or pyodide (Python in WebAssembly, no host access; standard library only; npm install pyodide@0.28)').choices(['auto', 'bwrap', 'process', 'pyodide']).default('auto'))
@@ -86,6 +92,7 @@ export function addExecCommand(program: Command, io: CliIo): void {
         samples: opts.samples,
         ks,
         timeoutMs: Math.round(opts.timeout * 1000),
+        timeoutRetry: opts.timeoutRetry,
         memoryMb: opts.memory,
         jobs: opts.jobs,
         sandbox,

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 // The run pipeline (judges, LLM clients, execution) is loaded when the command runs, not at CLI start-up.
 import type { RunResult } from '../api/run.js';
 import { findConfig, loadConfig } from '../config/load.js';
@@ -22,6 +22,7 @@ interface RunCliOptions {
   summary?: string;
   shard?: Shard;
   batch?: boolean;
+  timeoutRetry?: 'always' | 'starved' | 'never';
   format: 'table' | 'json';
 }
 
@@ -60,10 +61,12 @@ export function addRunCommand(program: Command, io: CliIo): void {
     .option('--summary <file>', 'also write the Markdown summary here (it goes to $GITHUB_STEP_SUMMARY when that is set)')
     .option('--shard <i/N>', 'run only shard i of N (a deterministic split by item id); results go to OUT/shard-i-of-N, join them with codegauge merge', parseShard)
     .option('--batch', 'judge and generate through the OpenAI-compatible Batch API (resumable; answers go to the same cache)')
+    .addOption(new Option('--timeout-retry <policy>', 'what an execution timeout leads to (overrides the config\'s exec.timeout_retry): always (once more with twice the time), starved (only when the program had less than half a core) or never').choices(['always', 'starved', 'never']))
     .addOption(formatOption())
     .action(async (opts: RunCliOptions) => {
       if (opts.failIfWorse !== undefined && opts.baseline === undefined) throw new UsageError('--fail-if-worse does nothing without --baseline');
       const loaded = loadConfig(findConfig(opts.config));
+      if (opts.timeoutRetry !== undefined && !loaded.config.exec) throw new UsageError('--timeout-retry does nothing: the config has no exec section');
       const { runConfig } = await import('../api/run.js');
       const run = await runConfig({
         config: loaded,
@@ -74,6 +77,7 @@ export function addRunCommand(program: Command, io: CliIo): void {
         failIfWorse: opts.failIfWorse,
         shard: opts.shard,
         batch: opts.batch,
+        timeoutRetry: opts.timeoutRetry,
         log: opts.format === 'table' ? (line) => io.err(`${line}\n`) : undefined,
         onProgress: (label) => io.progress?.(label),
       });

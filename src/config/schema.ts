@@ -68,6 +68,11 @@ export const execSchema = z
     limit: z.number().int().min(1).optional(),
     k: z.array(z.number().int().min(1)).min(1).default([1]),
     timeout: z.number().min(0.1).max(600).default(3),
+    /**
+     * What a timeout leads to: `always` (once more with twice the time), `starved` (only when the program had less
+     * than half a core or its CPU time is unknown) or `never`; `codegauge run --timeout-retry` overrides it.
+     */
+    timeout_retry: z.enum(['always', 'starved', 'never']).default('always'),
     memory: z.number().int().min(64).max(65536).default(1024),
     jobs: z.number().int().min(1).max(256).default(2),
     /** `pyodide`: Python in WebAssembly without host access (the optional npm package pyodide); never chosen by auto. */

@@ -10,7 +10,7 @@ import { VERSION } from '../version.js';
 import { loadExtractor } from './extract.js';
 import { generateSamples } from './generate.js';
 import type { ProblemSet, Sample } from './problems.js';
-import { execSystems, runnerIn, type ExecRow, type ExecSummary } from './run.js';
+import { execSystems, runnerIn, type ExecRow, type ExecSummary, type TimeoutRetry } from './run.js';
 import type { SandboxMode } from './sandbox.js';
 
 /**
@@ -42,6 +42,8 @@ export interface EvalOptions {
   jobs: number;
   sandbox: SandboxMode;
   warm?: boolean;
+  /** What a timeout leads to (default `always`: once more with twice the time). */
+  timeoutRetry?: TimeoutRetry;
   outDir: string;
   /** Only the first `limit` problems. */
   limit?: number;
@@ -129,6 +131,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     jobs: options.jobs,
     sandbox: options.sandbox,
     warm: options.warm,
+    timeoutRetry: options.timeoutRetry,
     outDir: dir,
     onProgress: options.onProgress?.('exec'),
   });

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import type { ExecLanguage } from './problems.js';
 import { PYODIDE_CHILD_SCRIPT, PYODIDE_HARNESS } from './pyodide-child.js';
 import { pythonCode, pythonErrorVerdict, pythonProgramText, type Runner, type Verdict } from './runners.js';
-import type { RunRequest, RunResult } from './sandbox.js';
+import { processCpuMs, type RunRequest, type RunResult } from './sandbox.js';
 
 /**
  * `--sandbox pyodide`: Python programs run in CPython compiled to WebAssembly (the optional npm package pyodide),
@@ -251,10 +251,19 @@ class PyodideWorker {
     const started = performance.now();
     // JSON may spell a byte of output in up to six characters
     this.lineCap = 6 * outputBytes + 4 * STDERR_KEEP + 1024 * 1024;
+    // the child runs one program at a time: its CPU time over the job is the program's (Linux: from /proc)
+    const pid = this.child.pid;
+    const cpu0 = pid !== undefined && process.platform === 'linux' ? processCpuMs(pid) : undefined;
+    const cpuSince = () => {
+      const now = cpu0 !== undefined ? processCpuMs(pid!) : undefined;
+      return now !== undefined ? { cpuMs: Math.max(0, now - cpu0!) } : {};
+    };
     return new Promise((resolve) => {
       let timedOut = false;
+      let cpu: { cpuMs?: number } = {};
       const timer = setTimeout(() => {
         timedOut = true;
+        cpu = cpuSince();
         this.kill();
       }, timeoutMs);
       const id = this.nextId++;
@@ -273,10 +282,12 @@ class PyodideWorker {
             timedOut,
             outputExceeded: this.overflowed,
             durationMs,
+            ...(timedOut ? cpu : {}),
           });
           return;
         }
         if (reply.dead || reply.dirty?.length) this.dead = true;
+        const used = cpuSince();
         resolve({
           exitCode: reply.exit ?? null,
           signal: null,
@@ -285,6 +296,7 @@ class PyodideWorker {
           timedOut: false,
           outputExceeded: reply.outputExceeded === true,
           durationMs: reply.ms ?? durationMs,
+          ...used,
         });
       };
       this.child.stdin.write(JSON.stringify({ id, code, stdin, file: 'program.py', outputBytes }) + '\n');

@@ -9,7 +9,7 @@ import { meanPassAtK, meanPassHatK } from './pass-at-k.js';
 import { matchSamples, readSamples, type ExecLanguage, type Problem, type ProblemSet, type Sample } from './problems.js';
 import { mountProgram, runnerFor, STATUSES, withMemory, writeProgram, type ExecStatus, type Program, type Runner, type Verdict } from './runners.js';
 import { pyodideRunnerFor } from './pyodide.js';
-import { makeWorkDir, removeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
+import { discardWorkDir, makeWorkDir, Sandbox, type Limits, type SandboxMode } from './sandbox.js';
 import { WarmNodePool } from './warm-node.js';
 import { WarmPythonPool } from './warm-python.js';
 
@@ -22,6 +22,26 @@ export interface ExecAttempt {
   status: ExecStatus;
   duration_ms: number;
   timeout_ms: number;
+  /** CPU time the program used (its processes and threads), when the runner could measure it. */
+  cpu_ms?: number;
+}
+
+/**
+ * What a timeout leads to. `always`: run once more with twice the time (the default; a program starved of the CPU
+ * by other work is not called `timeout` for it). `starved`: only when the first attempt had less than half a core
+ * on average (CPU time < timeout / 2: starved, or blocked) or its CPU time is unknown; a program that had the CPU
+ * the whole time and did not finish is `timeout` at once, as openai/human-eval does. `never`: no retry.
+ */
+export type TimeoutRetry = 'always' | 'starved' | 'never';
+export const TIMEOUT_RETRIES: readonly TimeoutRetry[] = ['always', 'starved', 'never'];
+
+/** Whether an attempt that ended in `timeout` is run again with twice the time. */
+export function retriesTimeout(policy: TimeoutRetry, attempt: { timeoutMs: number; cpuMs?: number; cpuLimit?: boolean }): boolean {
+  if (policy === 'never') return false;
+  if (policy === 'always') return true;
+  // killed by its CPU-time limit: it had the CPU (more than its time's worth)
+  if (attempt.cpuLimit) return false;
+  return attempt.cpuMs === undefined || attempt.cpuMs < attempt.timeoutMs / 2;
 }
 
 export interface ExecRow {
@@ -72,6 +92,8 @@ export interface ExecOptions {
   /** Python: one warm interpreter per worker that forks a child per program; JavaScript and TypeScript: one warm node
    * per worker that runs each program in a fresh Worker (bwrap only; default true there). */
   warm?: boolean;
+  /** What a timeout leads to (default `always`: once more with twice the time). */
+  timeoutRetry?: TimeoutRetry;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -88,9 +110,11 @@ export function systemNames(paths: string[]): string[] {
   });
 }
 
-export function execSignature(runners: Runner[], sandbox: SandboxMode, timeoutMs: number, memoryMb: number, problemsSha: string): string {
+export function execSignature(runners: Runner[], sandbox: SandboxMode, timeoutMs: number, memoryMb: number, problemsSha: string, timeoutRetry: TimeoutRetry = 'always'): string {
   const versions = [...new Set(runners.map((r) => r.version))].join(',');
-  return `exec|runner:${versions}|sandbox:${sandbox}|timeout:${timeoutMs / 1000}s|memory:${memoryMb}MB|problems:${problemsSha.slice(0, 12)}|version:${VERSION}`;
+  // the default policy is left out, so signatures (and results) from before the option stay valid
+  const retry = timeoutRetry === 'always' ? '' : `|timeout-retry:${timeoutRetry}`;
+  return `exec|runner:${versions}|sandbox:${sandbox}|timeout:${timeoutMs / 1000}s${retry}|memory:${memoryMb}MB|problems:${problemsSha.slice(0, 12)}|version:${VERSION}`;
 }
 
 
@@ -157,11 +181,14 @@ export class CompileCache {
   }
 }
 
-/** Runs one sample: compile (if the language has a step), run; a timeout is retried once with twice the time. */
+/**
+ * Runs one sample: compile (if the language has a step), run; a timeout is retried once with twice the time, as
+ * `limits.timeoutRetry` says (default `always`).
+ */
 export async function runSample(
   sandbox: Sandbox,
   task: Pick<Task, 'problem' | 'runner' | 'code'>,
-  limits: { timeoutMs: number; memoryMb: number },
+  limits: { timeoutMs: number; memoryMb: number; timeoutRetry?: TimeoutRetry },
   slot = 0,
   warm?: WarmPythonPool,
   builds?: CompileCache,
@@ -174,10 +201,18 @@ export async function runSample(
   let verdict: Verdict | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
     const timeoutMs = limits.timeoutMs * (attempt + 1);
-    const work = makeWorkDir();
+    let cpuMs: number | undefined;
+    // the work folder, made only when something runs in it (a warm runner has folders of its own)
+    let work: string | undefined;
+    const workDir = (): string => {
+      if (work === undefined) {
+        work = makeWorkDir();
+        sandbox.prepare(work, slot);
+        writeProgram(work, program);
+      }
+      return work;
+    };
     try {
-      sandbox.prepare(work, slot);
-      writeProgram(work, program);
       const nonce = randomBytes(16).toString('hex');
       const base: Limits = { timeoutMs, memoryMb: limits.memoryMb, memoryKind: runner.memoryKind, processes: runner.processes };
       verdict = undefined;
@@ -185,31 +220,34 @@ export async function runSample(
       const key = program.compile && builds ? CompileCache.key(program) : undefined;
       const built = key ? builds!.get(key) : undefined;
       if (built?.verdict) verdict = built.verdict;
-      else if (built?.outputs) builds!.restore(built.outputs, work);
+      else if (built?.outputs) builds!.restore(built.outputs, workDir());
       else if (program.compile) {
         const compileLimits: Limits = { ...base, timeoutMs: Math.max(30_000, timeoutMs), memoryMb: Math.max(2048, limits.memoryMb), memoryKind: runner.language === 'java' ? 'none' : 'as', processes: 512 };
-        const r = await sandbox.run({ argv: program.compile, workDir: work, limits: compileLimits, slot });
+        const r = await sandbox.run({ argv: program.compile, workDir: workDir(), limits: compileLimits, slot });
         compileMs = r.durationMs;
         const v = runner.classify(r, nonce, 'compile');
         if (v.status !== 'passed') verdict = v.status === 'timeout' ? { ...v, status: 'compile_error', note: 'compilation timed out' } : v;
         // a sandbox failure is not the program's: never cached
-        if (key && verdict?.status !== 'sandbox_error') builds!.store(key, work, program, verdict);
+        if (key && verdict?.status !== 'sandbox_error') builds!.store(key, workDir(), program, verdict);
       }
       if (!verdict) {
-        const cold = () => sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: work, stdin: nonce + '\n', limits: base, slot });
+        const cold = () => sandbox.run({ argv: withMemory(program.run, limits.memoryMb), workDir: workDir(), stdin: nonce + '\n', limits: base, slot });
         const script = program.run[program.run.length - 1];
         const js = warmNode && (runner.language === 'javascript' || runner.language === 'typescript') && program.run.length > 0;
         let r = warm && runner.language === 'python' && !program.compile ? await warm.run(program.run[0], program.files, script, nonce + '\n', base, slot) : js ? await warmNode.run(program.run[0], program.files, script, nonce + '\n', base, slot) : await cold();
         // a program that kills the warm runner itself is run again on its own
         if (r.sandboxError && (warm || js)) r = await cold();
+        cpuMs = r.cpuMs;
         verdict = runner.classify(r, nonce, 'run');
         verdict = { ...verdict, durationMs: verdict.durationMs + compileMs };
       }
     } finally {
-      removeWorkDir(work);
+      // nothing runs in it any more: removed in the background
+      if (work !== undefined) discardWorkDir(work);
     }
-    attempts.push({ status: verdict.status, duration_ms: verdict.durationMs, timeout_ms: timeoutMs });
+    attempts.push({ status: verdict.status, duration_ms: verdict.durationMs, timeout_ms: timeoutMs, ...(cpuMs !== undefined ? { cpu_ms: Math.round(cpuMs) } : {}) });
     if (verdict.status !== 'timeout') break;
+    if (!retriesTimeout(limits.timeoutRetry ?? 'always', { timeoutMs, cpuMs, cpuLimit: verdict.note === 'CPU time limit' })) break;
   }
   return { verdict: verdict!, attempts };
 }
@@ -220,6 +258,8 @@ export function runnerIn(sandbox: SandboxMode, language: ExecLanguage): Runner {
 }
 
 export async function execSystems(options: ExecOptions): Promise<{ summary: ExecSummary; rows: ExecRow[] }> {
+  const timeoutRetry = options.timeoutRetry ?? 'always';
+  if (!TIMEOUT_RETRIES.includes(timeoutRetry)) throw new UsageError(`timeoutRetry must be one of ${TIMEOUT_RETRIES.join(', ')}, got "${String(timeoutRetry)}"`);
   const names = systemNames(options.samples);
   const tasks: Task[][] = options.samples.map((path, s) => {
     const samples = readSamples(path);
@@ -237,7 +277,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
   const warm = options.sandbox === 'bwrap' && options.warm !== false ? new WarmPythonPool(sandbox) : undefined;
   const warmNode = options.sandbox === 'bwrap' && options.warm !== false ? new WarmNodePool(sandbox) : undefined;
   const builds = new CompileCache();
-  const signatures = tasks.map((list) => execSignature(list.length ? [...new Set(list.map((t) => t.runner))] : [], options.sandbox, options.timeoutMs, options.memoryMb, options.problems.sha256));
+  const signatures = tasks.map((list) => execSignature(list.length ? [...new Set(list.map((t) => t.runner))] : [], options.sandbox, options.timeoutMs, options.memoryMb, options.problems.sha256, timeoutRetry));
 
   const dir = options.outDir;
   writing(dir, () => mkdirSync(dir, { recursive: true }));
@@ -272,7 +312,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     const worker = async (slot: number) => {
       for (let next = queue.next(); !next.done; next = queue.next()) {
         const t = next.value;
-        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb }, slot, warm, builds, warmNode);
+        const { verdict, attempts } = await runSample(sandbox, t, { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb, timeoutRetry }, slot, warm, builds, warmNode);
         const row: ExecRow = {
           system: t.system,
           index: t.sample.index,

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rm, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
@@ -61,6 +61,12 @@ export interface RunResult {
   timedOut: boolean;
   outputExceeded: boolean;
   durationMs: number;
+  /**
+   * CPU time (user + system, ms) the program used, its processes and threads together, where the runner could
+   * measure it: cold runs when they time out (read from /proc just before the kill), the warm runners always.
+   * Absent when unknown. A timeout whose program had less than half a core is retried under `--timeout-retry starved`.
+   */
+  cpuMs?: number;
   /** The sandbox itself could not start the program. */
   sandboxError?: string;
 }
@@ -123,6 +129,32 @@ export function makeWorkDir(): string {
 
 export function removeWorkDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+let trash: string | undefined;
+let trashed = 0;
+
+/**
+ * Removes a used work folder without making the event loop wait: on some file systems removing a folder waits
+ * milliseconds for the disk (ext4 mounted with `discard`: ~3 ms a folder), during which no other worker's verdict
+ * could be taken in. The folder is first moved (atomic and cheap) into a private folder of this process that no
+ * sandbox shows, so nothing that might still run in a sandbox can reach it while it is removed in the background.
+ * Call it only once nothing runs in the folder's sandbox any more.
+ */
+export function discardWorkDir(dir: string): void {
+  try {
+    if (!trash) {
+      trash = mkdtempSync(join(tmpdir(), 'codegauge-trash-'));
+      const made = trash;
+      process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+    }
+    const target = join(trash, String(trashed++));
+    renameSync(dir, target);
+    rm(target, { recursive: true, force: true }, () => undefined);
+  } catch {
+    // another file system (or no trash): the plain way
+    removeWorkDir(dir);
+  }
 }
 
 function isRoot(): boolean {
@@ -253,6 +285,7 @@ export class Sandbox {
       let timedOut = false;
       let outputExceeded = false;
       let finished = false;
+      let cpuMs: number | undefined;
       const killTree = () => {
         if (child.pid === undefined) return;
         try {
@@ -263,6 +296,8 @@ export class Sandbox {
       };
       const timer = setTimeout(() => {
         timedOut = true;
+        // what the program had of the CPU: a starved one may be retried (--timeout-retry starved)
+        if (child.pid !== undefined) cpuMs = treeCpuMs(child.pid);
         killTree();
       }, limits.timeoutMs);
       child.stdout.on('data', (chunk: Buffer) => {
@@ -288,7 +323,7 @@ export class Sandbox {
         killTree(); // whatever the program left running in its process group
         const durationMs = Math.round(performance.now() - started);
         const err = stderr.subarray(Math.max(0, stderr.length - STDERR_KEEP)).toString('utf8');
-        resolve({ exitCode, signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err, timedOut, outputExceeded, durationMs, sandboxError });
+        resolve({ exitCode, signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err, timedOut, outputExceeded, durationMs, ...(cpuMs !== undefined ? { cpuMs } : {}), sandboxError });
       };
       child.on('error', (e) => finish(null, null, e.message));
       // 'close' waits for the pipes: a leftover child holding them open is killed with the group on 'exit'.
@@ -303,6 +338,114 @@ export class Sandbox {
       });
     });
   }
+}
+
+// ---------------------------------------------------------------- CPU time of process trees, from /proc
+
+/** /proc's clock ticks (USER_HZ, 100 on every Linux architecture node runs on). */
+const TICK_MS = 10;
+
+export interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  /** Start time after boot, in ticks. */
+  start: number;
+  /** utime + stime + cutime + cstime (its own CPU and that of the children it has reaped), in ticks. */
+  ticks: number;
+}
+
+function parseStat(pid: number, text: string): ProcEntry | undefined {
+  // the command name (field 2) may hold spaces and parentheses: the fields after it start at the last ')'
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const f = text.slice(close + 2).split(' ');
+  // f[0] is field 3 (state): ppid 4, pgrp 5, utime 14, stime 15, cutime 16, cstime 17, starttime 22
+  const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  const entry = { pid, ppid: Number(f[1]), pgrp: Number(f[2]), start: Number(f[19]), ticks };
+  return Number.isFinite(ticks) && Number.isFinite(entry.ppid) ? entry : undefined;
+}
+
+/** Every process of the host (as this process sees /proc), or undefined where there is no /proc. */
+function processTable(): ProcEntry[] | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const table: ProcEntry[] = [];
+  for (const name of names) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    try {
+      const entry = parseStat(Number(name), readFileSync(`/proc/${name}/stat`, 'latin1'));
+      if (entry) table.push(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+/** The CPU time of one process (its threads and reaped children included), ms; undefined when it cannot be read. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const entry = parseStat(pid, readFileSync(`/proc/${pid}/stat`, 'latin1'));
+    return entry ? entry.ticks * TICK_MS : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The CPU time (ms) of a process tree: `root`, everything below it, and what is left in its process group (an orphan
+ * of `process` mode), each with the children it has reaped. `skip` leaves out processes (a warm runner's server)
+ * without leaving out what runs below them. Undefined when /proc cannot be read or `root` is gone.
+ */
+export function treeCpuMs(root: number, skip?: (entry: ProcEntry, children: Map<number, ProcEntry[]>) => boolean): number | undefined {
+  const table = processTable();
+  if (!table) return undefined;
+  const children = new Map<number, ProcEntry[]>();
+  let top: ProcEntry | undefined;
+  for (const e of table) {
+    if (e.pid === root) top = e;
+    const list = children.get(e.ppid);
+    if (list) list.push(e);
+    else children.set(e.ppid, [e]);
+  }
+  if (!top) return undefined;
+  const seen = new Set<number>();
+  let ticks = 0;
+  const visit = (e: ProcEntry) => {
+    if (seen.has(e.pid)) return;
+    seen.add(e.pid);
+    if (!skip?.(e, children)) ticks += e.ticks;
+    for (const c of children.get(e.pid) ?? []) visit(c);
+  };
+  visit(top);
+  for (const e of table) if (e.pgrp === root) visit(e);
+  return ticks * TICK_MS;
+}
+
+/**
+ * The CPU time (ms) of what a warm server inside a bwrap sandbox started: everything in the sandbox but bwrap's two
+ * processes (the outer one, `bwrapPid`, and the namespace's init) and the server (init's first child), whose own
+ * counters hold earlier programs' time. Processes reaped by init meanwhile are not counted (an underestimate: such a
+ * program is more often retried, never less).
+ */
+export function warmProgramCpuMs(bwrapPid: number): number | undefined {
+  let init: number | undefined;
+  let server: number | undefined;
+  return treeCpuMs(bwrapPid, (e, children) => {
+    if (e.pid === bwrapPid) {
+      init = children.get(e.pid)?.[0]?.pid;
+      const servers = init === undefined ? [] : [...(children.get(init) ?? [])].sort((a, b) => a.start - b.start || a.pid - b.pid);
+      server = servers[0]?.pid;
+      return true;
+    }
+    return e.pid === init || e.pid === server;
+  });
 }
 
 /** bwrap's own failure (before the program ran): exit code 1 and a `bwrap:` message. */

@@ -122,6 +122,8 @@ function cleanTmp() {
 
 function run(job) {
   const started = performance.now();
+  // the program's CPU time: this process runs nothing else meanwhile (the Worker's threads are this process's)
+  const cpu0 = process.cpuUsage();
   const fds = [];
   let worker;
   try {
@@ -178,10 +180,12 @@ function run(job) {
     clearTimeout(timer);
     clearTimeout(grace);
     const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu0);
+    const cpu = (used.user + used.system) / 1000;
     for (const fd of fds) try { fs.closeSync(fd); } catch {}
     const strays = killOthers();
     cleanTmp();
-    reply({ id: job.id, token: job.token, exit: timedOut ? null : exitCode, timedOut, ms, strays });
+    reply({ id: job.id, token: job.token, exit: timedOut ? null : exitCode, timedOut, ms, cpu, strays });
   }
 }
 
@@ -203,6 +207,8 @@ interface Reply {
   exit?: number | null;
   timedOut?: boolean;
   ms?: number;
+  /** CPU time of the server process over the job (the Worker's threads included), ms. */
+  cpu?: number;
   strays?: number;
   lost?: string;
 }
@@ -352,6 +358,8 @@ class WarmNodeServer {
       timedOut,
       outputExceeded: stdout.size > outputCap,
       durationMs: Math.round(timedOut || lost || reply.ms === undefined ? performance.now() - started : reply.ms),
+      // the server's own measure; a server killed from here (it did not answer) leaves it unknown
+      ...(!killed && !lost && typeof reply.cpu === 'number' ? { cpuMs: Math.round(reply.cpu) } : {}),
       ...(lost ? { sandboxError: reply.lost } : unsupported ? { sandboxError: 'the program needs a process of its own' } : {}),
     };
   }

@@ -1,20 +1,23 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
-import { makeWorkDir, removeWorkDir, type Limits, type RunResult, type Sandbox } from './sandbox.js';
+import { discardWorkDir, makeWorkDir, removeWorkDir, warmProgramCpuMs, type Limits, type RunResult, type Sandbox } from './sandbox.js';
 
 /**
  * A warm Python runner: one long-lived Python process per worker, inside the worker's bwrap sandbox, forks a child
- * per program. The child sets the limits (address space, CPU time, file size, open files; the process limit is the
- * sandbox's), reads its stdin from a file, writes stdout and stderr to files, and runs the program as `__main__`.
- * After each program the server kills everything else in the sandbox's pid namespace and empties /tmp. A program
- * that runs past its time kills the whole sandbox; the next program starts a fresh one. This saves the interpreter's
- * start-up (tens of milliseconds) per sample. bwrap only: in `process` mode there is no pid namespace to clean.
+ * per program. The program and its stdin come with the job (over the server's stdin) and are written by the server,
+ * inside the sandbox, into a fresh folder of the sandbox's own /tmp (a tmpfs), the program's working folder. The
+ * child sets the limits (address space, CPU time, file size, open files; the process limit is the sandbox's), reads
+ * its stdin from a file, writes stdout and stderr to files of the work folder (/sandbox, where the host reads them,
+ * also after a timeout), and runs the program as `__main__`. After each program the server kills everything else in
+ * the sandbox's pid namespace and empties /tmp. A program that runs past its time kills the whole sandbox; the next
+ * program starts a fresh one. This saves the interpreter's start-up (tens of milliseconds) per sample, and the host
+ * makes and removes no folder per program (on some file systems removing one waits milliseconds for the disk).
+ * bwrap only: in `process` mode there is no pid namespace to clean.
  */
 const SERVER = String.raw`
-import io, json, os, resource, signal, sys, time, traceback, shutil
+import base64, io, json, os, resource, signal, stat, sys, time, traceback, shutil
 
 def kill_others():
     me = os.getpid()
@@ -36,23 +39,46 @@ def kill_others():
         if pid == 0:
             break
 
+def writable(path):
+    # a folder the program made unreadable (its owner may change that) can still be emptied
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+
 def clean_tmp():
     for entry in os.listdir('/tmp'):
         path = os.path.join('/tmp', entry)
         try:
             if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+                shutil.rmtree(path, onerror=lambda f, p, e: (writable(os.path.dirname(p)), writable(p)))
+                if os.path.lexists(path):
+                    shutil.rmtree(path, ignore_errors=True)
             else:
                 os.unlink(path)
         except OSError:
             pass
+    # what could not be removed would be seen by the next program: the host then starts a fresh sandbox
+    return len(os.listdir('/tmp'))
 
-def child(job):
-    os.chdir(job['dir'])
+def make_job_dir(job):
+    # fresh, in the sandbox's own /tmp; not guessable (nothing else runs meanwhile, but cheap to make sure)
+    path = '/tmp/' + os.urandom(8).hex()
+    os.mkdir(path, 0o700)
+    for name, data in list(job['files'].items()) + [('stdin.txt', job['stdin'])]:
+        fd = os.open(os.path.join(path, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, base64.b64decode(data))
+        finally:
+            os.close(fd)
+    return path
+
+def child(job, path):
+    os.chdir(path)
     os.setpgid(0, 0)
     fd = os.open('stdin.txt', os.O_RDONLY); os.dup2(fd, 0); os.close(fd)
-    fd = os.open('stdout.txt', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600); os.dup2(fd, 1); os.close(fd)
-    fd = os.open('stderr.txt', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600); os.dup2(fd, 2); os.close(fd)
+    fd = os.open(job['stdout'], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600); os.dup2(fd, 1); os.close(fd)
+    fd = os.open(job['stderr'], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600); os.dup2(fd, 2); os.close(fd)
     os.closerange(3, 4096)
     for name, value in (('RLIMIT_AS', job['memory']), ('RLIMIT_CPU', job['cpu']), ('RLIMIT_FSIZE', job['fsize']), ('RLIMIT_NOFILE', job['nofile']), ('RLIMIT_CORE', 0)):
         resource.setrlimit(getattr(resource, name), (value, value))
@@ -105,27 +131,32 @@ while True:
     if not line:
         break
     job = json.loads(line)
+    path = make_job_dir(job)
     started = time.monotonic()
     out.flush()
     pid = os.fork()
     if pid == 0:
         try:
-            child(job)
+            child(job, path)
         finally:
             os._exit(125)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
     ms = (time.monotonic() - started) * 1000
+    cpu = (usage.ru_utime + usage.ru_stime) * 1000
     kill_others()
-    clean_tmp()
+    left = clean_tmp()
     exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    out.write(json.dumps({'id': job['id'], 'exit': exit_code, 'signal': sig, 'ms': ms}) + '\n')
+    out.write(json.dumps({'id': job['id'], 'exit': exit_code, 'signal': sig, 'ms': ms, 'cpu': cpu, 'dirty': left > 0}) + '\n')
     out.flush()
 `;
 
 const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, n]) => [n as number, name]));
 const STDERR_KEEP = 64 * 1024;
 const SERVER_FILE = '.codegauge-server.py';
+/** The program's stdout and stderr, in the work folder (the host's side of /sandbox). */
+const STDOUT_FILE = '.codegauge-stdout';
+const STDERR_FILE = '.codegauge-stderr';
 
 /**
  * The first (or last) `cap` bytes of a file the sandbox wrote, and its size. Opened without following a symlink and
@@ -151,8 +182,18 @@ export function readCapped(path: string, cap: number, tail = false): { text: str
   }
 }
 
+interface ServerReply {
+  exit: number | null;
+  signal: number | null;
+  ms: number;
+  /** The child's CPU time (its rusage from wait4: it and what it reaped), ms. */
+  cpu?: number;
+  /** /tmp could not be emptied: the next program needs a fresh sandbox. */
+  dirty?: boolean;
+}
+
 interface Pending {
-  resolve: (reply: { exit: number | null; signal: number | null; ms: number }) => void;
+  resolve: (reply: ServerReply) => void;
 }
 
 class WarmServer {
@@ -166,7 +207,7 @@ class WarmServer {
   constructor(
     private readonly sandbox: Sandbox,
     python: string,
-    private readonly slot: number,
+    slot: number,
   ) {
     this.sandbox.prepare(this.dir, slot);
     writeFileSync(join(this.dir, SERVER_FILE), SERVER);
@@ -221,18 +262,16 @@ class WarmServer {
 
   async run(files: Record<string, string>, file: string, stdin: string, limits: Limits): Promise<RunResult> {
     const id = this.nextId++;
-    // not guessable: a program could make the next job's folder first (or a link in its place)
-    const jobName = `j${id}-${randomBytes(8).toString('hex')}`;
-    const jobDir = join(this.dir, jobName);
-    mkdirSync(jobDir);
-    this.sandbox.prepare(jobDir, this.slot);
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(jobDir, name), text);
-    writeFileSync(join(jobDir, 'stdin.txt'), stdin);
     const outputCap = limits.outputBytes ?? 1024 * 1024;
     const mib = 1024 * 1024;
+    // the files travel with the job, as the bytes the host would have written (UTF-8), and the server writes them
+    const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
     const job = {
       id,
-      dir: `/sandbox/${jobName}`,
+      files: Object.fromEntries(Object.entries(files).map(([name, text]) => [name, base64(text)])),
+      stdin: base64(stdin),
+      stdout: `/sandbox/${STDOUT_FILE}`,
+      stderr: `/sandbox/${STDERR_FILE}`,
       file,
       memory: limits.memoryMb * mib,
       cpu: Math.max(1, Math.ceil(limits.timeoutMs / 1000) + 1),
@@ -241,10 +280,13 @@ class WarmServer {
     };
     const started = performance.now();
     let timedOut = false;
-    const reply = await new Promise<{ exit: number | null; signal: number | null; ms: number }>((resolve) => {
+    let timeoutCpuMs: number | undefined;
+    const reply = await new Promise<ServerReply>((resolve) => {
       this.pending = { resolve };
       const timer = setTimeout(() => {
         timedOut = true;
+        // the program's processes (the server's child and below) just before they go
+        if (this.child?.pid !== undefined) timeoutCpuMs = warmProgramCpuMs(this.child.pid);
         this.kill();
       }, limits.timeoutMs);
       const done = this.pending.resolve;
@@ -254,15 +296,21 @@ class WarmServer {
       };
       this.child!.stdin.write(JSON.stringify(job) + '\n');
     });
-    // nothing in the sandbox runs now; the program may have put a link to a folder of the host in its folder's place
-    const real = lstatSync(jobDir, { throwIfNoEntry: false })?.isDirectory() === true;
-    const stdout = real ? readCapped(join(jobDir, 'stdout.txt'), outputCap) : { text: '', size: 0 };
-    const stderr = real ? readCapped(join(jobDir, 'stderr.txt'), STDERR_KEEP, true) : { text: '', size: 0 };
-    // and whatever else it left in the work folder
-    for (const name of readdirSync(this.dir)) if (name !== SERVER_FILE) rmSync(join(this.dir, name), { recursive: true, force: true });
+    // nothing in the sandbox runs now (readCapped follows no link the program may have left in their place)
+    const stdout = readCapped(join(this.dir, STDOUT_FILE), outputCap);
+    const stderr = readCapped(join(this.dir, STDERR_FILE), STDERR_KEEP, true);
+    // the outputs (files: unlinked at once) and whatever else the program left in the work folder (moved out, then
+    // removed in the background: after a timeout the sandbox may still be going away)
+    for (const name of readdirSync(this.dir, { withFileTypes: true })) {
+      if (name.name === SERVER_FILE) continue;
+      if (name.isFile() && (name.name === STDOUT_FILE || name.name === STDERR_FILE)) rmSync(join(this.dir, name.name), { force: true });
+      else discardWorkDir(join(this.dir, name.name));
+    }
+    if (reply.dirty) this.kill();
     const signal = reply.signal && reply.signal > 0 ? SIGNAL_NAMES.get(reply.signal) ?? `SIG${reply.signal}` : null;
     const outputExceeded = stdout.size > outputCap || (signal === 'SIGXFSZ' && stdout.size >= outputCap);
     const serverLost = !timedOut && reply.signal === -1;
+    const cpuMs = timedOut ? timeoutCpuMs : serverLost || typeof reply.cpu !== 'number' ? undefined : Math.round(reply.cpu);
     return {
       exitCode: reply.exit,
       signal,
@@ -271,6 +319,7 @@ class WarmServer {
       timedOut,
       outputExceeded,
       durationMs: Math.round(timedOut || serverLost ? performance.now() - started : reply.ms),
+      ...(cpuMs !== undefined ? { cpuMs } : {}),
       ...(serverLost ? { sandboxError: 'the warm Python runner stopped' } : {}),
     };
   }
