@@ -80,6 +80,12 @@ function boot() {
   Module.runMain(file);
 }
 const BOOT = '(' + boot.toString() + ')()';
+// killOthers() and cleanTmp() are only safe in the sandbox's own pid namespace (bwrap is pid 1, this server 2):
+// anywhere else they would kill the host's processes and empty its /tmp
+if (process.pid !== 2) {
+  process.stderr.write('codegauge warm runner: refusing to run outside its bwrap pid namespace\n');
+  process.exit(70);
+}
 
 const chan = new net.Socket({ fd: 3, readable: true, writable: true });
 chan.setEncoding('utf8');

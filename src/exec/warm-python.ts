@@ -125,6 +125,11 @@ try:
 except Exception:
     pass
 
+# kill_others() and clean_tmp() are only safe in the sandbox's own pid namespace (bwrap is pid 1, this server 2):
+# anywhere else they would kill the host's processes and empty its /tmp
+if os.getpid() != 2:
+    sys.stderr.write('codegauge warm runner: refusing to run outside its bwrap pid namespace\n')
+    sys.exit(70)
 out = os.fdopen(os.dup(1), 'w')
 while True:
     line = sys.stdin.readline()
