@@ -1,5 +1,6 @@
 import { childByField, type ParsedCode, type SyntaxNode } from './syntax-tree.js';
 import type { LanguageId } from './languages.js';
+import { PairTable } from './pair-table.js';
 
 /**
  * Data-flow graphs as CodeBLEU computes them: a port of GraphCodeBERT/CodeXGLUE's `DFG_<language>` functions as
@@ -15,18 +16,45 @@ export type Relation = 'comesFrom' | 'computedFrom';
 /** [variable, token index, relation, parent variables, parent token indices] */
 export type DfgEdge = [string, number, Relation, string[], number[]];
 type States = Map<string, number[]>;
-/** Token (index, code) by span: `spanKey` of the token's node. */
-type IndexToCode = Map<number, [number, string]>;
 
 const LEAF_STRING_TYPES = new Set(['string_literal', 'string', 'character_literal']);
 
 /**
- * codebleu keys tokens by (start point, end point); a node's points and its start and end indices determine each
- * other, so the pair of indices, as one number (`width` is the source length + 1), is the same key.
+ * Token index by span. codebleu keys tokens by (start point, end point); a node's points and its start and end
+ * indices determine each other, so the pair of indices is the same key. Spans may repeat (zero-width MISSING
+ * tokens): as with codebleu's dict, the last token of a span wins. One index serves every program in turn.
  */
-function spanKey(n: SyntaxNode, width: number): number {
-  return n.startIndex * width + n.endIndex;
+class SpanIndex {
+  private pairs = new PairTable(1 << 8);
+  private last = new Int32Array(512);
+  private spans = 0;
+  private readonly fresh = () => this.spans++;
+
+  /** Starts afresh for `tokens` tokens (shrinking after a program much larger than the next). */
+  reset(tokens: number): void {
+    if (this.pairs.capacity > 8 * Math.max(256, 2 * tokens)) this.pairs = new PairTable(tokens);
+    else this.pairs.clear();
+    this.spans = 0;
+  }
+
+  add(n: SyntaxNode, token: number): void {
+    const id = this.pairs.intern(n.startIndex, n.endIndex, this.fresh);
+    if (id >= this.last.length) {
+      const grown = new Int32Array(2 * this.last.length);
+      grown.set(this.last);
+      this.last = grown;
+    }
+    this.last[id] = token;
+  }
+
+  /** The token index of a span, or -1. */
+  get(n: SyntaxNode): number {
+    const id = this.pairs.get(n.startIndex, n.endIndex);
+    return id < 0 ? -1 : this.last[id];
+  }
 }
+
+const spanIndex = new SpanIndex();
 
 function isTokenLeaf(n: SyntaxNode): boolean {
   return (n.children.length === 0 || LEAF_STRING_TYPES.has(n.type)) && n.type !== 'comment';
@@ -44,13 +72,14 @@ export function tokenSpans(root: SyntaxNode): SyntaxNode[] {
   return out;
 }
 
-/** codebleu `index_to_code_token`: slices lines by (row, column), as the Python code does. */
-function codeOfSpan(lines: string[], n: SyntaxNode): string {
-  if (n.startRow === n.endRow) return (lines[n.startRow] ?? '').slice(n.startColumn, n.endColumn);
-  let s = (lines[n.startRow] ?? '').slice(n.startColumn);
-  for (let i = n.startRow + 1; i < n.endRow; i++) s += lines[i] ?? '';
-  s += (lines[n.endRow] ?? '').slice(0, n.endColumn);
-  return s;
+/**
+ * codebleu `index_to_code_token`, which slices the lines of `source.split('\n')` from the start (row, column) to
+ * the end (row, column): the text between the two indices without its '\n's (rows and columns follow from the
+ * indices, see syntax-tree.ts).
+ */
+function codeOfSpan(source: string, n: SyntaxNode): string {
+  const text = source.slice(n.startIndex, n.endIndex);
+  return text.indexOf('\n') < 0 ? text : text.split('\n').join('');
 }
 
 function need<T>(x: T | null | undefined, what: string): T {
@@ -58,55 +87,97 @@ function need<T>(x: T | null | undefined, what: string): T {
   return x;
 }
 
-/** codebleu `tree_to_variable_index`: leaves whose text differs from their type (identifiers, literals). */
-function variableSpans(node: SyntaxNode | null, index: IndexToCode, width: number): SyntaxNode[] {
-  const root = need(node, 'node');
-  const out: SyntaxNode[] = [];
-  const stack: SyntaxNode[] = [root];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (isTokenLeaf(n)) {
-      const [, code] = need(index.get(spanKey(n, width)), 'token');
-      if (n.type !== code) out.push(n);
-    } else for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
-  }
+/** Python `list(set(a + b))` made deterministic: the unique values of a then b in first-appearance order. */
+function uniqueNames(a: readonly string[], b: readonly string[]): string[] {
+  if (a.length + b.length > 16) return [...new Set([...a, ...b])];
+  const out: string[] = [];
+  for (const x of a) if (!out.includes(x)) out.push(x);
+  for (const x of b) if (!out.includes(x)) out.push(x);
   return out;
 }
 
-/** Python `list(set(xs))` made deterministic: unique values in first-appearance order. */
-function uniqueNames(xs: string[]): string[] {
-  return [...new Set(xs)];
+/** `sorted(set(a + b))` for numbers, as a new array. */
+function sortedUnique(a: readonly number[], b: readonly number[]): number[] {
+  return sortUnique(a.concat(b));
 }
 
-function sortedUnique(xs: number[]): number[] {
-  return [...new Set(xs)].sort((a, b) => a - b);
+/**
+ * `sorted(set(xs))` for numbers, in place. The lists are short, so they are sorted by insertion, without the copies
+ * Array.prototype.sort makes (equal numbers are indistinguishable, so any correct sort gives the same list).
+ */
+function sortUnique(xs: number[]): number[] {
+  const n = xs.length;
+  if (n < 2) return xs;
+  if (n > 32) xs.sort((x, y) => x - y);
+  else {
+    for (let i = 1; i < n; i++) {
+      const v = xs[i];
+      let k = i;
+      while (k > 0 && xs[k - 1] > v) {
+        xs[k] = xs[k - 1];
+        k--;
+      }
+      xs[k] = v;
+    }
+  }
+  let k = 1;
+  for (let i = 1; i < n; i++) if (xs[i] !== xs[k - 1]) xs[k++] = xs[i];
+  xs.length = k;
+  return xs;
 }
-
-/** What a visit that finds no edge returns; never written to. */
-const NO_EDGES: readonly DfgEdge[] = Object.freeze([]);
 
 /** Python's `sorted(dfg, key=lambda x: x[1])` (stable), in place; the lists are mostly in order already. */
 function byIndex(edges: DfgEdge[]): DfgEdge[] {
-  for (let i = 1; i < edges.length; i++) if (edges[i - 1][1] > edges[i][1]) return edges.sort((a, b) => a[1] - b[1]);
+  sortFrom(edges, 0);
   return edges;
 }
 
 /**
- * The merge that loops apply after visiting their body twice, keyed by (variable, token index, relation); the
- * token index determines the variable (it is that token's text), so the key is a number.
+ * `byIndex` on the edges from `start` on (the edges of one visit, appended to its caller's list). They are mostly
+ * in order already, so a short part is sorted in place by insertion (stable: an edge moves only past greater
+ * indices), without the copies Array.prototype.sort makes.
  */
-function mergeLoopEdges(edges: DfgEdge[]): DfgEdge[] {
+function sortFrom(edges: DfgEdge[], start: number): void {
+  for (let i = start + 1; i < edges.length; i++) {
+    if (edges[i - 1][1] <= edges[i][1]) continue;
+    if (edges.length - start > 64) {
+      const sorted = edges.slice(start).sort((a, b) => a[1] - b[1]);
+      for (let k = 0; k < sorted.length; k++) edges[start + k] = sorted[k];
+      return;
+    }
+    for (let j = i; j < edges.length; j++) {
+      const e = edges[j];
+      const key = e[1];
+      let k = j;
+      while (k > start && edges[k - 1][1] > key) {
+        edges[k] = edges[k - 1];
+        k--;
+      }
+      edges[k] = e;
+    }
+    return;
+  }
+}
+
+/**
+ * The merge that loops apply after visiting their body twice, to the edges from `start` on, keyed by (variable,
+ * token index, relation); the token index determines the variable (it is that token's text), so the key is a number.
+ */
+function mergeLoopEdges(edges: DfgEdge[], start: number): void {
   const merged = new Map<number, DfgEdge>();
-  for (const e of edges) {
+  for (let i = start; i < edges.length; i++) {
+    const e = edges[i];
     const key = 2 * e[1] + (e[2] === 'comesFrom' ? 0 : 1);
     const cur = merged.get(key);
     if (!cur) merged.set(key, [e[0], e[1], e[2], e[3], e[4]]);
     else {
-      cur[3] = uniqueNames([...cur[3], ...e[3]]);
-      cur[4] = sortedUnique([...cur[4], ...e[4]]);
+      cur[3] = uniqueNames(cur[3], e[3]);
+      cur[4] = sortedUnique(cur[4], e[4]);
     }
   }
-  return byIndex([...merged.values()]);
+  edges.length = start;
+  for (const e of merged.values()) edges.push(e);
+  sortFrom(edges, start);
 }
 
 interface LanguageRules {
@@ -329,8 +400,8 @@ class Extractor {
 
   constructor(
     private readonly rules: LanguageRules,
-    private readonly index: IndexToCode,
-    private readonly width: number,
+    private readonly index: SpanIndex,
+    private readonly codes: readonly string[],
   ) {
     this.sets = {
       assignment: new Set(rules.assignment),
@@ -347,24 +418,37 @@ class Extractor {
   /** The states after the last visit (returned this way rather than in a pair, to save an allocation per node). */
   states: States = new Map();
 
-  private done(edges: readonly DfgEdge[], states: States): readonly DfgEdge[] {
-    this.states = states;
-    return edges;
+  /** The token index of a token leaf. */
+  private tokenOf(n: SyntaxNode): number {
+    const token = this.index.get(n);
+    if (token < 0) throw new Error('data flow: missing token');
+    return token;
   }
 
-  private code(n: SyntaxNode): [number, string] {
-    return need(this.index.get(spanKey(n, this.width)), 'token');
+  /** codebleu `tree_to_variable_index`: leaves whose text differs from their type (identifiers, literals). */
+  private variableSpans(node: SyntaxNode | null): SyntaxNode[] {
+    const root = need(node, 'node');
+    const out: SyntaxNode[] = [];
+    const stack: SyntaxNode[] = [root];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (isTokenLeaf(n)) {
+        if (n.type !== this.codes[this.tokenOf(n)]) out.push(n);
+      } else for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+    }
+    return out;
   }
 
   /** `computedFrom`/`comesFrom` edges from every variable of `left` to every variable of `right`, one per pair. */
   private pairEdges(left: SyntaxNode | null, right: SyntaxNode | null, relation: Relation, frame: Frame, edges: DfgEdge[]): void {
-    const names = variableSpans(left, this.index, this.width);
-    const values = variableSpans(right, this.index, this.width);
+    const names = this.variableSpans(left);
+    const values = this.variableSpans(right);
     for (const n1 of names) {
-      const [idx1, code1] = this.code(n1);
+      const idx1 = this.tokenOf(n1);
+      const code1 = this.codes[idx1];
       for (const n2 of values) {
-        const [idx2, code2] = this.code(n2);
-        edges.push([code1, idx1, relation, [code2], [idx2]]);
+        const idx2 = this.tokenOf(n2);
+        edges.push([code1, idx1, relation, [this.codes[idx2]], [idx2]]);
       }
       frame.write().set(code1, [idx1]);
     }
@@ -372,23 +456,23 @@ class Extractor {
 
   /** One edge per left variable listing all right variables (Python and Ruby assignments). */
   private listEdges(left: SyntaxNode | null, right: SyntaxNode | null, frame: Frame, edges: DfgEdge[]): void {
-    const rightSpans = variableSpans(right, this.index, this.width);
-    const rightCodes = rightSpans.map((n) => this.code(n));
-    for (const n1 of variableSpans(left, this.index, this.width)) {
-      const [idx1, code1] = this.code(n1);
-      edges.push([code1, idx1, 'computedFrom', rightCodes.map((x) => x[1]), rightCodes.map((x) => x[0])]);
+    const rightSpans = this.variableSpans(right);
+    const rightIdx = rightSpans.map((n) => this.tokenOf(n));
+    for (const n1 of this.variableSpans(left)) {
+      const idx1 = this.tokenOf(n1);
+      const code1 = this.codes[idx1];
+      edges.push([code1, idx1, 'computedFrom', rightIdx.map((i) => this.codes[i]), rightIdx.slice()]);
       frame.write().set(code1, [idx1]);
     }
   }
 
   /** Visits the nodes in turn, each with the states the previous one left. */
   private visitAll(nodes: readonly SyntaxNode[], frame: Frame, edges: DfgEdge[]): void {
-    for (const n of nodes) this.visitOne(n, frame, edges);
+    for (let i = 0; i < nodes.length; i++) this.visitOne(nodes[i], frame, edges);
   }
 
   private visitOne(node: SyntaxNode | null, frame: Frame, edges: DfgEdge[]): void {
-    const e = this.visit(need(node, 'node'), frame.states);
-    for (const x of e) edges.push(x);
+    this.visit(need(node, 'node'), frame.states, edges);
     frame.adopt(this.states);
   }
 
@@ -407,141 +491,142 @@ class Extractor {
     return { lefts, rights };
   }
 
-  /** Visits a node: returns its edges and leaves the states after it in `this.states`. */
-  visit(node: SyntaxNode, incoming: States): readonly DfgEdge[] {
+  /**
+   * Visits a node: appends its edges (the list CodeXGLUE's function returns for it) to `out` and leaves the states
+   * after it in `this.states`. Each visit's edges are appended to one shared list rather than returned and copied
+   * into every caller's, so a visit that sorts or merges its edges does it to its own part, from `start` on.
+   */
+  visit(node: SyntaxNode, incoming: States, out: DfgEdge[]): void {
     const r = this.rules;
     const t = node.type;
     if (isTokenLeaf(node)) {
       // Ruby's extractor copies the states at a leaf; the others copy on entry (here: when writing).
       let states = r.copyOnEntry ? incoming : new Map(incoming);
-      const [idx, code] = this.code(node);
-      if (t === code) return this.done(NO_EDGES, states);
-      const known = states.get(code);
-      if (known) return this.done([[code, idx, 'comesFrom', [code], known.slice()]], states);
-      if (t === 'identifier') {
-        if (r.copyOnEntry) states = new Map(states);
-        states.set(code, [idx]);
+      const idx = this.tokenOf(node);
+      const code = this.codes[idx];
+      if (t !== code) {
+        const known = states.get(code);
+        if (known) out.push([code, idx, 'comesFrom', [code], known.slice()]);
+        else {
+          if (t === 'identifier') {
+            if (r.copyOnEntry) states = new Map(states);
+            states.set(code, [idx]);
+          }
+          out.push([code, idx, 'comesFrom', [], []]);
+        }
       }
-      return this.done([[code, idx, 'comesFrom', [], []]], states);
+      this.states = states;
+      return;
     }
 
     // All but Ruby copy the states on entry; the copy is made when first written to (see Frame).
     const frame = new Frame(incoming, !r.copyOnEntry);
+    const start = out.length;
 
     if (this.sets.definition.has(t)) {
       const { name, value } = r.definitionParts(node);
-      const edges: DfgEdge[] = [];
       if (value === null) {
-        for (const n of variableSpans(name, this.index, this.width)) {
-          const [idx, code] = this.code(n);
-          edges.push([code, idx, 'comesFrom', [], []]);
+        for (const n of this.variableSpans(name)) {
+          const idx = this.tokenOf(n);
+          const code = this.codes[idx];
+          out.push([code, idx, 'comesFrom', [], []]);
           frame.write().set(code, [idx]);
         }
-        return this.done(byIndex(edges), frame.states);
+      } else {
+        this.visitOne(value, frame, out);
+        this.pairEdges(name, value, 'comesFrom', frame, out);
       }
-      this.visitOne(value, frame, edges);
-      this.pairEdges(name, value, 'comesFrom', frame, edges);
-      return this.done(byIndex(edges), frame.states);
-    }
-
-    if (this.sets.assignment.has(t)) {
-      const edges: DfgEdge[] = [];
+      sortFrom(out, start);
+    } else if (this.sets.assignment.has(t)) {
       if (r.assignmentStyle === 'simple') {
         const left = childByField(node, 'left');
         const right = childByField(node, 'right');
-        this.visitOne(right, frame, edges);
-        this.pairEdges(left, right, 'computedFrom', frame, edges);
-        return this.done(byIndex(edges), frame.states);
-      }
-      let lefts: SyntaxNode[];
-      let rights: SyntaxNode[];
-      if (r.assignmentStyle === 'python' && t === 'for_in_clause') {
-        rights = [need(node.children[node.children.length - 1], 'iterable')];
-        lefts = [need(childByField(node, 'left'), 'left side')];
-      } else if (r.assignmentStyle === 'python' && childByField(node, 'right') === null) {
-        return this.done(NO_EDGES, frame.states);
+        this.visitOne(right, frame, out);
+        this.pairEdges(left, right, 'computedFrom', frame, out);
+        sortFrom(out, start);
       } else {
-        ({ lefts, rights } = this.assignmentSides(node));
-        if (r.assignmentStyle === 'ruby' && t === 'operator_assignment') {
-          lefts = [node.children[0]];
-          rights = [node.children[node.children.length - 1]];
+        let lefts: SyntaxNode[] | null = null;
+        let rights: SyntaxNode[] | null = null;
+        if (r.assignmentStyle === 'python' && t === 'for_in_clause') {
+          rights = [need(node.children[node.children.length - 1], 'iterable')];
+          lefts = [need(childByField(node, 'left'), 'left side')];
+        } else if (!(r.assignmentStyle === 'python' && childByField(node, 'right') === null)) {
+          ({ lefts, rights } = this.assignmentSides(node));
+          if (r.assignmentStyle === 'ruby' && t === 'operator_assignment') {
+            lefts = [node.children[0]];
+            rights = [node.children[node.children.length - 1]];
+          }
+        }
+        // (a Python assignment without a right side, `x: int`, has no edges)
+        if (lefts !== null && rights !== null) {
+          this.visitAll(rights, frame, out);
+          for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, out);
+          sortFrom(out, start);
         }
       }
-      this.visitAll(rights, frame, edges);
-      for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, edges);
-      return this.done(byIndex(edges), frame.states);
-    }
-
-    if (this.sets.increment.has(t)) {
-      const edges: DfgEdge[] = [];
-      this.pairEdges(node, node, 'computedFrom', frame, edges);
-      return this.done(byIndex(edges), frame.states);
-    }
-
-    if (this.sets.ifs.has(t)) return this.visitIf(node, frame.states);
-
-    if (this.sets.fors.has(t)) {
-      const edges: DfgEdge[] = [];
+    } else if (this.sets.increment.has(t)) {
+      this.pairEdges(node, node, 'computedFrom', frame, out);
+      sortFrom(out, start);
+    } else if (this.sets.ifs.has(t)) {
+      this.visitIf(node, frame.states, out);
+      return;
+    } else if (this.sets.fors.has(t)) {
       const style = r.forStyle;
       if (style === 'python') {
         for (let pass = 0; pass < 2; pass++) {
           const { lefts, rights } = this.assignmentSides(node);
-          this.visitAll(rights, frame, edges);
-          for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, edges);
+          this.visitAll(rights, frame, out);
+          for (let i = 0; i < Math.min(lefts.length, rights.length); i++) this.listEdges(lefts[i], rights[i], frame, out);
           const last = node.children[node.children.length - 1];
-          if (last.type === 'block') this.visitOne(last, frame, edges);
+          if (last.type === 'block') this.visitOne(last, frame, out);
         }
       } else if (style === 'ruby') {
         for (let pass = 0; pass < 2; pass++) {
           const left = childByField(node, 'pattern');
           const right = childByField(node, 'value');
-          this.visitOne(right, frame, edges);
-          this.listEdges(left, right, frame, edges);
-          this.visitOne(childByField(node, 'body'), frame, edges);
+          this.visitOne(right, frame, out);
+          this.listEdges(left, right, frame, out);
+          this.visitOne(childByField(node, 'body'), frame, out);
         }
       } else {
-        this.visitAll(node.children, frame, edges);
+        this.visitAll(node.children, frame, out);
         let after = false;
         for (const child of node.children) {
-          if (after) this.visitOne(child, frame, edges);
+          if (after) this.visitOne(child, frame, out);
           else if (style === 'go') {
             if (child.type === 'for_clause') {
               const update = childByField(child, 'update');
-              if (update !== null) this.visitOne(update, frame, edges);
+              if (update !== null) this.visitOne(update, frame, out);
               after = true;
             }
           } else if (child.type === style.secondPassAfter) after = true;
         }
       }
-      return this.done(mergeLoopEdges(edges), frame.states);
-    }
-
-    if (this.sets.enhancedFors.has(t) && r.enhancedForParts) {
+      mergeLoopEdges(out, start);
+    } else if (this.sets.enhancedFors.has(t) && r.enhancedForParts) {
       const { name, value, body } = r.enhancedForParts(node);
-      const edges: DfgEdge[] = [];
       for (let pass = 0; pass < 2; pass++) {
-        this.visitOne(value, frame, edges);
-        this.pairEdges(name, value, 'computedFrom', frame, edges);
-        this.visitOne(body, frame, edges);
+        this.visitOne(value, frame, out);
+        this.pairEdges(name, value, 'computedFrom', frame, out);
+        this.visitOne(body, frame, out);
       }
-      return this.done(mergeLoopEdges(edges), frame.states);
+      mergeLoopEdges(out, start);
+    } else if (this.sets.whiles.has(t)) {
+      for (let pass = 0; pass < 2; pass++) this.visitAll(node.children, frame, out);
+      mergeLoopEdges(out, start);
+    } else {
+      const children = node.children;
+      const doFirst = this.sets.doFirst;
+      if (doFirst.size > 0) for (let i = 0; i < children.length; i++) if (doFirst.has(children[i].type)) this.visitOne(children[i], frame, out);
+      for (let i = 0; i < children.length; i++) if (doFirst.size === 0 || !doFirst.has(children[i].type)) this.visitOne(children[i], frame, out);
+      sortFrom(out, start);
     }
-
-    if (this.sets.whiles.has(t)) {
-      const edges: DfgEdge[] = [];
-      for (let pass = 0; pass < 2; pass++) this.visitAll(node.children, frame, edges);
-      return this.done(mergeLoopEdges(edges), frame.states);
-    }
-
-    const edges: DfgEdge[] = [];
-    for (const child of node.children) if (this.sets.doFirst.has(child.type)) this.visitOne(child, frame, edges);
-    for (const child of node.children) if (!this.sets.doFirst.has(child.type)) this.visitOne(child, frame, edges);
-    return this.done(byIndex(edges), frame.states);
+    this.states = frame.states;
   }
 
-  private visitIf(node: SyntaxNode, states: States): readonly DfgEdge[] {
+  private visitIf(node: SyntaxNode, states: States, out: DfgEdge[]): void {
     const r = this.rules;
-    const edges: DfgEdge[] = [];
+    const start = out.length;
     // Ruby's visits write into the states they are given, so its current branch needs a copy of its own; the
     // other languages' visits never write into theirs.
     let current: States = r.copyOnEntry ? states : new Map(states);
@@ -557,13 +642,11 @@ class Extractor {
             ? this.sets.ifs.has(child.type)
             : flag || this.sets.ifs.has(child.type);
       if (!branches) {
-        const e = this.visit(child, current);
-        for (const x of e) edges.push(x);
+        this.visit(child, current, out);
         current = this.states;
       } else {
         flag = true;
-        const e = this.visit(child, states);
-        for (const x of e) edges.push(x);
+        this.visit(child, states, out);
         others.push(this.states);
       }
     }
@@ -574,18 +657,20 @@ class Extractor {
       for (const [key, value] of dic) {
         const cur = merged.get(key);
         if (cur === undefined) merged.set(key, value.slice());
-        else cur.push(...value);
+        else for (const x of value) cur.push(x);
       }
     }
     if (r.ifMergeOriginal) {
       for (const [key, value] of states) {
         const cur = merged.get(key);
-        if (cur === undefined) merged.set(key, value);
-        else cur.push(...value);
+        if (cur === undefined) merged.set(key, value.slice());
+        else for (const x of value) cur.push(x);
       }
     }
-    for (const [key, value] of merged) merged.set(key, sortedUnique(value));
-    return this.done(byIndex(edges), merged);
+    // Every list in `merged` is its own (copied above), so it is sorted in place.
+    for (const value of merged.values()) sortUnique(value);
+    sortFrom(out, start);
+    this.states = merged;
   }
 }
 
@@ -628,13 +713,15 @@ export function dataFlow(parsed: ParsedCode): DfgEdge[] {
   Error.stackTraceLimit = 0;
   try {
     const spans = tokenSpans(parsed.root);
-    const lines = parsed.source.split('\n');
-    const index: IndexToCode = new Map();
-    const width = parsed.source.length + 1;
-    spans.forEach((n, i) => index.set(spanKey(n, width), [i, codeOfSpan(lines, n)]));
-    let edges: DfgEdge[];
+    spanIndex.reset(spans.length);
+    const codes: string[] = [];
+    for (let i = 0; i < spans.length; i++) {
+      spanIndex.add(spans[i], i);
+      codes.push(codeOfSpan(parsed.source, spans[i]));
+    }
+    let edges: DfgEdge[] = [];
     try {
-      edges = new Extractor(rules, index, width).visit(parsed.root, new Map()).slice();
+      new Extractor(rules, spanIndex, codes).visit(parsed.root, new Map(), edges);
     } catch {
       edges = []; // codebleu: any exception in the DFG function gives an empty graph
     }
@@ -654,7 +741,7 @@ export function dataFlow(parsed: ParsedCode): DfgEdge[] {
   for (const e of dfg) {
     const cur = byIdx.get(e[1]);
     if (!cur) byIdx.set(e[1], e);
-    else byIdx.set(e[1], [e[0], e[1], e[2], uniqueNames([...cur[3], ...e[3]]), [...new Set([...cur[4], ...e[4]])]]);
+    else byIdx.set(e[1], [e[0], e[1], e[2], uniqueNames(cur[3], e[3]), [...new Set([...cur[4], ...e[4]])]]);
   }
   return [...byIdx.values()];
 }
@@ -671,4 +758,45 @@ export function normalizeDataFlow(dfg: DfgEdge[]): string[] {
     const parents = e[3].map(rename);
     return `${rename(e[0])}|${e[2]}|${parents.join(',')}`;
   });
+}
+
+/**
+ * The edges of `normalizeDataFlow` as numbers, without building their strings: two edges get the same number (from
+ * one interner) exactly when their normalised strings are equal. A string `var_<v>|<relation>|var_<p1>,var_<p2>...`
+ * is determined by v, the relation and the list p1, p2, ... (the names hold no ',' or '|'), so an edge is numbered
+ * as its head (v, relation) extended by one parent at a time, each step hash-consed.
+ */
+export class DataFlowInterner {
+  private readonly heads = new PairTable(1 << 8);
+  private readonly tails = new PairTable(1 << 10);
+  private next = 0;
+  private readonly fresh = () => this.next++;
+
+  /** How many edge numbers exist (callers bound their memory by starting a new interner). */
+  get size(): number {
+    return this.next;
+  }
+
+  /** The numbers of `normalizeDataFlow(dfg)`, in its order, appended to `out`. */
+  edgeIds(dfg: readonly DfgEdge[], out: number[]): void {
+    // Per program (a new map rather than a cleared long-lived one, whose new tables would outlive young collections).
+    const names = new Map<string, number>();
+    const rename = (x: string): number => {
+      let v = names.get(x);
+      if (v === undefined) names.set(x, (v = names.size));
+      return v;
+    };
+    for (const e of dfg) {
+      // As `normalizeDataFlow`: the parents are renamed before the variable itself.
+      const parents = e[3];
+      const first = parents.length > 0 ? rename(parents[0]) : 0;
+      for (let k = 1; k < parents.length; k++) rename(parents[k]);
+      let id = this.heads.intern(rename(e[0]), e[2] === 'comesFrom' ? 0 : 1, this.fresh);
+      if (parents.length > 0) {
+        id = this.tails.intern(id, first, this.fresh);
+        for (let k = 1; k < parents.length; k++) id = this.tails.intern(id, names.get(parents[k])!, this.fresh);
+      }
+      out.push(id);
+    }
+  }
 }

@@ -22,6 +22,23 @@ export class PairTable {
     return this.count;
   }
 
+  /** The number of slots (twice the pairs it holds before it grows, or more). */
+  get capacity(): number {
+    return this.keysA.length;
+  }
+
+  /** The id of (a, b), or -1 if it has not been interned. */
+  get(a: number, b: number): number {
+    const slot = this.slotOf(a, b);
+    return this.keysA[slot] >= 0 ? this.values[slot] : -1;
+  }
+
+  /** Forgets every pair, keeping the capacity. */
+  clear(): void {
+    this.keysA.fill(-1);
+    this.count = 0;
+  }
+
   /** The id of (a, b), or `fresh()` for a pair not seen before (then remembered). */
   intern(a: number, b: number, fresh: () => number): number {
     let slot = this.slotOf(a, b);

@@ -20,6 +20,17 @@ export class SubtreeInterner {
     return this.next;
   }
 
+  /** Head identities by kind (N: named or missing, R: anonymous with children, L: anonymous leaf) and type. */
+  private readonly heads = { N: new Map<string, number>(), R: new Map<string, number>(), L: new Map<string, number>() };
+
+  /** The identity of `${kind}|${type}`, without building the string each time. */
+  head(kind: 'N' | 'R' | 'L', type: string): number {
+    const byType = this.heads[kind];
+    let id = byType.get(type);
+    if (id === undefined) byType.set(type, (id = this.id(`${kind}|${type}`)));
+    return id;
+  }
+
   id(key: string): number {
     let id = this.ids.get(key);
     if (id === undefined) this.ids.set(key, (id = this.next++));
@@ -45,54 +56,69 @@ function visible(n: SyntaxNode): boolean {
 
 /**
  * Ids of the root and of every node that has children (the subtrees CodeBLEU's `get_all_sub_trees` lists),
- * in pre-order. `text` gives a node's source text (for error tokens).
+ * in pre-order, appended to `out` (and returned). `text` gives a node's source text (for error tokens).
+ *
+ * A node's S-expression lists, after its head, each visible child under its field; an anonymous child prints
+ * nothing itself, its children print in its place, inheriting its field when they have none. So one walk without
+ * recursion computes them bottom-up: each visible node passes up one item (its field, its identity), an anonymous
+ * node passes up its children's items, and an anonymous node with children also prints as the root of its own
+ * S-expression (head `R|type`, its children's items).
  */
-export function subtreeIdentities(root: SyntaxNode, interner: SubtreeInterner, text: (n: SyntaxNode) => string): number[] {
-  const sid = new Map<SyntaxNode, number>();
-  // Post-order without recursion.
-  const order: SyntaxNode[] = [];
-  const stack: SyntaxNode[] = [root];
-  while (stack.length) {
-    const n = stack.pop()!;
-    order.push(n);
-    for (const c of n.children) stack.push(c);
-  }
-  for (let i = order.length - 1; i >= 0; i--) {
-    const n = order[i];
-    if (!visible(n) && n !== root) continue;
-    let id: number;
-    if (n.missing) id = interner.id(`M|${n.named ? n.type : JSON.stringify(n.type)}`);
-    else if (n.type === 'ERROR' && n.children.length === 0 && n.endIndex > n.startIndex) id = interner.id(`U|${text(n).slice(0, 1)}`);
-    else id = contributions(n, interner.id(`${visible(n) ? 'N' : n.children.length ? 'R' : 'L'}|${n.type}`), interner, sid);
-    sid.set(n, id);
-  }
-  const out: number[] = [];
-  const pre: SyntaxNode[] = [root];
-  while (pre.length) {
-    const n = pre.pop()!;
-    if (n === root || n.children.length) {
-      // An anonymous node with children prints as the root of its own S-expression.
-      out.push(visible(n) || n === root ? sid.get(n)! : contributions(n, interner.id(`R|${n.type}`), interner, sid));
+export function subtreeIdentities(root: SyntaxNode, interner: SubtreeInterner, text: (n: SyntaxNode) => string, out: number[] = []): number[] {
+  // The open nodes with their next child, where their children's items start and their slot in `out`; the items,
+  // (field, identity) of the visible nodes that a node's S-expression lists. (Arrays of this call: they die young.)
+  const openNodes: SyntaxNode[] = [];
+  const openNext: number[] = [];
+  const openItems: number[] = [];
+  const openOut: number[] = [];
+  const itemFields: (string | null)[] = [];
+  const itemIds: number[] = [];
+  const extendByItems = (head: number, mark: number): number => {
+    let id = head;
+    for (let k = mark; k < itemIds.length; k++) id = interner.extend(id, itemFields[k] ?? '', itemIds[k]);
+    return id;
+  };
+  const enter = (n: SyntaxNode) => {
+    openNodes.push(n);
+    openNext.push(0);
+    openItems.push(itemIds.length);
+    // A slot in pre-order for the root and each node with children, filled when the node is done.
+    if (n === root || n.children.length > 0) {
+      openOut.push(out.length);
+      out.push(-1);
+    } else openOut.push(-1);
+  };
+  enter(root);
+  while (openNodes.length > 0) {
+    const top = openNodes.length - 1;
+    const n = openNodes[top];
+    const next = openNext[top];
+    if (next < n.children.length) {
+      openNext[top] = next + 1;
+      enter(n.children[next]);
+      continue;
     }
-    for (let k = n.children.length - 1; k >= 0; k--) pre.push(n.children[k]);
+    const mark = openItems[top];
+    const slot = openOut[top];
+    openNodes.pop();
+    openNext.pop();
+    openItems.pop();
+    openOut.pop();
+    if (visible(n) || n === root) {
+      let id: number;
+      if (n.missing) id = interner.id(`M|${n.named ? n.type : JSON.stringify(n.type)}`);
+      else if (n.type === 'ERROR' && n.children.length === 0 && n.endIndex > n.startIndex) id = interner.id(`U|${text(n).slice(0, 1)}`);
+      else id = extendByItems(interner.head(visible(n) ? 'N' : n.children.length ? 'R' : 'L', n.type), mark);
+      if (slot >= 0) out[slot] = id;
+      itemFields.length = mark;
+      itemIds.length = mark;
+      itemFields.push(n.field);
+      itemIds.push(id);
+    } else if (n.children.length > 0) {
+      // An anonymous node with children prints as the root of its own S-expression.
+      out[slot] = extendByItems(interner.head('R', n.type), mark);
+      for (let k = mark; k < itemFields.length; k++) itemFields[k] ??= n.field;
+    }
   }
   return out;
-}
-
-/**
- * Extends `head` by what a node's children print, in order: a visible child prints itself under its field;
- * anonymous ones print nothing themselves, their children print in their place, inheriting their field.
- */
-function contributions(n: SyntaxNode, head: number, interner: SubtreeInterner, sid: Map<SyntaxNode, number>): number {
-  let id = head;
-  const work: [SyntaxNode, string | null][] = n.children.map((c) => [c, c.field]);
-  for (let i = 0; i < work.length; i++) {
-    const [c, field] = work[i];
-    if (visible(c)) id = interner.extend(id, field ?? '', sid.get(c)!);
-    else if (c.children.length) {
-      const nested: [SyntaxNode, string | null][] = c.children.map((g) => [g, g.field ?? field]);
-      work.splice(i + 1, 0, ...nested);
-    }
-  }
-  return id;
 }

@@ -123,29 +123,46 @@ function toPlainTree(tree: Tree, source: string): SyntaxNode {
       endColumn: endIndex - starts[endRow],
       startIndex,
       endIndex,
-      children: [],
+      children: NO_CHILDREN,
       parent,
     };
-    if (parent) parent.children.push(node);
+    if (parent) pending.push(node);
     return node;
   };
+  const pending: SyntaxNode[] = [];
+  const marks: number[] = [];
   const root = make(null);
   let current = root;
   try {
     while (true) {
       if (cursor.gotoFirstChild()) {
+        marks.push(pending.length);
         current = make(current);
         continue;
       }
+      current.children = [];
       while (!cursor.gotoNextSibling()) {
         if (!cursor.gotoParent()) return root;
-        current = current.parent!;
+        current = closeChildren(current.parent!, pending, marks);
       }
       current = make(current.parent);
     }
   } finally {
     cursor.delete();
   }
+}
+
+/**
+ * Placeholder until a node's children are known. Children are collected on a shared stack and each node gets an
+ * array of exactly its children when its last child is done (an array grown by push would hold room for 16).
+ */
+const NO_CHILDREN: SyntaxNode[] = [];
+
+function closeChildren(parent: SyntaxNode, pending: SyntaxNode[], marks: number[]): SyntaxNode {
+  const mark = marks.pop()!;
+  parent.children = pending.slice(mark);
+  pending.length = mark;
+  return parent;
 }
 
 /** The WASM exports of web-tree-sitter 0.25 that walk a cursor held in its transfer buffer. */
@@ -240,23 +257,27 @@ function makeFastWalker(m: CursorExports): Walker {
         endColumn: endIndex - starts[endRow],
         startIndex,
         endIndex,
-        children: [],
+        children: NO_CHILDREN,
         parent,
       };
-      if (parent) parent.children.push(node);
+      if (parent) pending.push(node);
       return node;
     };
+    const pending: SyntaxNode[] = [];
+    const marks: number[] = [];
     const root = make(null);
     let current = root;
     try {
       while (true) {
         if (m._ts_tree_cursor_goto_first_child_wasm(t)) {
+          marks.push(pending.length);
           current = make(current);
           continue;
         }
+        current.children = [];
         while (!m._ts_tree_cursor_goto_next_sibling_wasm(t)) {
           if (!m._ts_tree_cursor_goto_parent_wasm(t)) return root;
-          current = current.parent!;
+          current = closeChildren(current.parent!, pending, marks);
         }
         current = make(current.parent);
       }
