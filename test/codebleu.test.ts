@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CodeBleu, loadLanguage, parseMetric, removeCommentsAndDocstrings, scoreCorpus, LANGUAGES } from '../src/index.js';
 import { SubtreeInterner, subtreeIdentities } from '../src/code/subtrees.js';
+import { pythonTokens } from '../src/compat/python-tokenize.js';
 import { parseCode, textOf } from '../src/code/syntax-tree.js';
 import { parserFor, type LanguageId } from '../src/code/languages.js';
 import { readJson, vector } from './helpers.js';
@@ -70,6 +71,15 @@ describe('comment and docstring removal equals codebleu', () => {
   it(`on ${cases.length} Python and Java snippets (CPython tokenizer port; errors keep the source)`, () => {
     const wrong = cases.filter((c: any) => removeCommentsAndDocstrings(c.source, c.lang) !== (typeof c.output === 'string' ? c.output : c.source));
     expect(wrong.slice(0, 3)).toEqual([]);
+  });
+
+  // Astral characters are surrogate pairs in JavaScript; `print(😀)` used to loop forever.
+  const astral = vector('python-tokenize-astral.json');
+  it(`tokenizes characters outside the BMP as CPython ${astral.python} does (${astral.cases.length} sources)`, () => {
+    for (const c of astral.cases) {
+      expect(pythonTokens(c.source).map((t) => [t.type, t.string])).toEqual(c.tokens);
+      expect(removeCommentsAndDocstrings(c.source, 'python')).toBe(c.removed);
+    }
   });
 });
 

@@ -126,7 +126,8 @@ export function pythonTokens(source: string): PyToken[] {
 
     while (pos < max) {
       const m = matchAt(PSEUDO_TOKEN, line, pos);
-      if (m) {
+      // A match must move on: V8 can match the empty end-of-input alternative inside a surrogate pair.
+      if (m && m.index + m[0].length > pos) {
         const start = m.index + m[0].length - m[1].length;
         const end = m.index + m[0].length;
         pos = end;
@@ -162,7 +163,7 @@ export function pythonTokens(source: string): PyToken[] {
             break;
           }
           push('STRING', token, spos, epos);
-        } else if (isIdentifierStart(initial)) {
+        } else if (isIdentifierStart(String.fromCodePoint(line.codePointAt(start)!))) {
           push('NAME', token, spos, epos);
         } else if (initial === '\\') {
           continued = true;
@@ -172,8 +173,10 @@ export function pythonTokens(source: string): PyToken[] {
           push('OP', token, spos, epos);
         }
       } else {
-        push('ERRORTOKEN', line[pos], [lnum, pos], [lnum, pos + 1]);
-        pos++;
+        // One code point, as CPython (an emoji is one ERRORTOKEN, not two lone surrogates).
+        const width = (line.codePointAt(pos) ?? 0) > 0xffff ? 2 : 1;
+        push('ERRORTOKEN', line.slice(pos, pos + width), [lnum, pos], [lnum, pos + width]);
+        pos += width;
       }
     }
   }
