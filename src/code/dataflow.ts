@@ -772,9 +772,16 @@ export class DataFlowInterner {
   private next = 0;
   private readonly fresh = () => this.next++;
 
-  /** How many edge numbers exist (callers bound their memory by starting a new interner). */
+  /** How many edge numbers exist (callers bound their memory by clearing the interner). */
   get size(): number {
     return this.next;
+  }
+
+  /** Forgets every edge number (keeping the tables' capacity); numbering starts again from 0. */
+  clear(): void {
+    this.heads.clear();
+    this.tails.clear();
+    this.next = 0;
   }
 
   /** The numbers of `normalizeDataFlow(dfg)`, in its order, appended to `out`. */

@@ -15,9 +15,18 @@ export class SubtreeInterner {
   private next = 0;
   private readonly fresh = () => this.next++;
 
-  /** How many identities exist (callers bound their memory by starting a new interner). */
+  /** How many identities exist (callers bound their memory by clearing the interner). */
   get size(): number {
     return this.next;
+  }
+
+  /** Forgets every identity (keeping the tables' capacity); numbering starts again from 0. */
+  clear(): void {
+    this.ids.clear();
+    this.pairs.clear();
+    this.fields.clear();
+    for (const byType of Object.values(this.heads)) byType.clear();
+    this.next = 0;
   }
 
   /** Head identities by kind (N: named or missing, R: anonymous with children, L: anonymous leaf) and type. */

@@ -323,17 +323,14 @@ class TextStore {
   private count = 0;
   /** Entry numbers by text hash (open addressing, -1 empty). */
   private slots = new Int32Array(1 << 10).fill(-1);
-  table: GramTable;
-  analyzer: CodeAnalyzer;
+  readonly table: GramTable;
+  readonly analyzer: CodeAnalyzer;
   /** Per subtree identity: scratch marks, all zero between uses. */
   marks = new Uint8Array(1024);
   /** Per data-flow edge number: scratch counts, all zero between uses. */
   flowCounts = new Int32Array(1024);
 
-  constructor(
-    private readonly language: LanguageId,
-    keywords: Set<string>,
-  ) {
+  constructor(language: LanguageId, keywords: Set<string>) {
     this.table = new GramTable(keywords);
     this.analyzer = new CodeAnalyzer(language);
   }
@@ -348,7 +345,7 @@ class TextStore {
     this.current = 0;
     this.used = 0;
     this.table.clear();
-    this.analyzer = new CodeAnalyzer(this.language);
+    this.analyzer.clear();
   }
 
   /** The number of the entry of `text` (its chunk and offset: `entryChunk`, `entryAt`). */
