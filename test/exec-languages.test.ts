@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadLanguage, type LanguageId } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
 import { UsageError } from '../src/errors.js';
@@ -13,6 +12,7 @@ import { runSample, type ExecRow } from '../src/exec/run.js';
 import { runnerFor } from '../src/exec/runners.js';
 import { csharpRunner, goRunner, phpRunner, rubyRunner, rustRunner } from '../src/exec/runners-extra.js';
 import { bwrapAvailable, findExecutable, Sandbox } from '../src/exec/sandbox.js';
+import { hostBait } from './exec-fixtures.js';
 import { cli } from './helpers.js';
 
 /**
@@ -382,53 +382,37 @@ describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` 
 
 /** Attacks on one compiled (Rust), one interpreted (Ruby) and one managed (C#, mono) language: the host stays untouched. */
 describe.skipIf(!hasBwrap)('sandbox (bwrap): Rust, Ruby and C# programs cannot write outside their folder or reach the host network', () => {
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const dir = tmp();
-  beforeAll(async () => {
-    chmodSync(dir, 0o777); // even a sandbox uid could write here, were it visible
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
-  afterAll(() => {
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const targets = () => [join(dir, 'written-by-sample.txt'), join(process.cwd(), `codegauge-attack-${process.pid}.txt`), '/usr/codegauge-attack', '/etc/codegauge-attack'];
+  const { target, port, connections } = hostBait('codegauge-languages-');
+  const targets = () => [target, join(process.cwd(), `codegauge-attack-${process.pid}.txt`), '/usr/codegauge-attack', '/etc/codegauge-attack'];
 
   it.skipIf(!findExecutable('rustc'))('rust', async () => {
     const problem = readBenchmark('humaneval-rs').byKey.get('53')!;
     const writes = targets().map((t) => `    let _ = ::std::fs::write(${JSON.stringify(t)}, "x");\n`).join('');
-    const code = `${problem.prompt}${writes}    if ::std::net::TcpStream::connect(("127.0.0.1", ${port})).is_ok() { ::std::process::exit(3); }\n    x + y\n`;
+    const code = `${problem.prompt}${writes}    if ::std::net::TcpStream::connect(("127.0.0.1", ${port()})).is_ok() { ::std::process::exit(3); }\n    x + y\n`;
     const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('rust'), code }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   }, 120_000);
 
   it.skipIf(!findExecutable('ruby'))('ruby', async () => {
     const problem = readBenchmark('humaneval-rb').byKey.get('53')!;
     const writes = targets().map((t) => `  begin; File.write(${JSON.stringify(t)}, "x"); rescue SystemCallError; end\n`).join('');
-    const code = `${problem.prompt}${writes}  begin\n    require 'socket'\n    TCPSocket.new('127.0.0.1', ${port}).close\n    exit!(3)\n  rescue SystemCallError\n  end\n  x + y\nend\n`;
+    const code = `${problem.prompt}${writes}  begin\n    require 'socket'\n    TCPSocket.new('127.0.0.1', ${port()}).close\n    exit!(3)\n  rescue SystemCallError\n  end\n  x + y\nend\n`;
     const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('ruby'), code }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   }, 60_000);
 
   it.skipIf(!has(CASES[4]))('csharp', async () => {
     const problem = readBenchmark('humaneval-cs').byKey.get('53')!;
     const writes = targets().map((t) => `        try { System.IO.File.WriteAllText(${JSON.stringify(t)}, "x"); } catch (Exception) { }\n`).join('');
-    const connect = `        try { new System.Net.Sockets.TcpClient("127.0.0.1", ${port}).Close(); Environment.Exit(3); } catch (Exception) { }\n`;
+    const connect = `        try { new System.Net.Sockets.TcpClient("127.0.0.1", ${port()}).Close(); Environment.Exit(3); } catch (Exception) { }\n`;
     const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('csharp'), code: `${problem.prompt}${writes}${connect}        return x + y;\n` }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   }, 60_000);
 });
 

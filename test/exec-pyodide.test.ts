@@ -1,15 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import type { Problem } from '../src/exec/problems.js';
 import { readBenchmark } from '../src/exec/problems.js';
 import { pyodideNodeFlags, pyodidePackage, pyodideRunnerFor } from '../src/exec/pyodide.js';
 import { runSample } from '../src/exec/run.js';
 import { resolveSandboxMode, Sandbox } from '../src/exec/sandbox.js';
+import { hostBait, PY_OK, pythonProblem } from './exec-fixtures.js';
 import { cli } from './helpers.js';
 
 /**
@@ -28,11 +28,7 @@ if (skipReason) console.warn(`exec-pyodide: skipped: ${skipReason}`);
 const tmp = () => mkdtempSync(join(tmpdir(), 'codegauge-pyodide-test-'));
 const LONG = 240_000;
 
-const problem: Problem = {
-  taskId: 'attack/0', key: 'attack/0', language: 'python', format: 'human-eval', line: 1,
-  prompt: 'def f():\n', tests: 'def check(candidate):\n    assert candidate() == 1\n', entryPoint: 'f',
-};
-const PY_OK = 'def f():\n    return 1\n';
+const problem = pythonProblem('attack/0');
 
 describe('sandbox (pyodide): the optional package', () => {
   it('missing, it is one usage error naming the npm install to run', () => {
@@ -50,28 +46,8 @@ describe.skipIf(!!skipReason)('sandbox (pyodide)', () => {
   const run = (code: string, opts: { timeoutMs?: number; memoryMb?: number; slot?: number; task?: Problem } = {}) =>
     runSample(sandbox!, { problem: opts.task ?? problem, runner: runner!, code }, { timeoutMs: opts.timeoutMs ?? 5000, memoryMb: opts.memoryMb ?? 512 }, opts.slot ?? 0);
 
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const dir = tmp();
-  const secret = `codegauge-secret-${process.pid}-${Date.now()}`;
-  const planted = join(dir, 'planted.txt');
-  const target = join(dir, 'written-by-sample.txt');
-
-  beforeAll(async () => {
-    writeFileSync(planted, secret);
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
-  afterAll(() => {
-    sandbox?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, secret, planted, target, port, connections } = hostBait('codegauge-pyodide-test-');
+  afterAll(() => sandbox?.close());
 
   it('resolves only when asked for (auto never picks it) and names pyodide and its CPython in the signature', () => {
     expect(resolveSandboxMode('pyodide')).toBe('pyodide');
@@ -188,26 +164,26 @@ except Exception:
     const python = await run(`${PY_OK}
 import socket, urllib.request
 try:
-    s = socket.create_connection(('127.0.0.1', ${port}), timeout=1)
+    s = socket.create_connection(('127.0.0.1', ${port()}), timeout=1)
     print('CONNECTED', s.recv(10))
 except OSError as e:
     print('refused', e)
 try:
-    urllib.request.urlopen('http://127.0.0.1:${port}/', timeout=1)
+    urllib.request.urlopen('http://127.0.0.1:${port()}/', timeout=1)
 except Exception as e:
     print('refused', e)
 `);
     expect(python.verdict.status).toBe('passed');
     for (const route of [
-      `from pyodide.http import pyfetch\nimport asyncio\nasyncio.run(pyfetch('http://127.0.0.1:${port}/'))`,
-      `from pyodide.ffi import to_js\nto_js([]).constructor.constructor('return fetch')()('http://127.0.0.1:${port}/')`,
+      `from pyodide.http import pyfetch\nimport asyncio\nasyncio.run(pyfetch('http://127.0.0.1:${port()}/'))`,
+      `from pyodide.ffi import to_js\nto_js([]).constructor.constructor('return fetch')()('http://127.0.0.1:${port()}/')`,
       `import pyodide_js\npyodide_js._module.SOCKFS`,
     ]) {
       const { verdict } = await run(`${PY_OK}${route}\n`);
       expect(verdict.status).not.toBe('passed');
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   }, LONG);
 
   it('what one program changes, the next one does not see', async () => {

@@ -1,37 +1,28 @@
-import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
 import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addExecCommand } from '../src/cli/exec.js';
 import { exitRequest } from '../src/cli/io.js';
-import type { Problem } from '../src/exec/problems.js';
-import { readBenchmark } from '../src/exec/problems.js';
+import { readBenchmark, readProblems, type Problem } from '../src/exec/problems.js';
 import { execSystems, runSample } from '../src/exec/run.js';
 import { runnerFor } from '../src/exec/runners.js';
 import { bwrapAvailable, findExecutable, Sandbox, type SandboxMode } from '../src/exec/sandbox.js';
-import { readProblems } from '../src/exec/problems.js';
 import { WarmNodePool } from '../src/exec/warm-node.js';
 import { WarmPythonPool } from '../src/exec/warm-python.js';
+import { hostBait, javascriptProblem, processesWith, PY_OK, pythonProblem, tempDir } from './exec-fixtures.js';
 
 /**
  * Real attacks, each of which must fail safe and leave the host untouched. They run untrusted code only inside the
  * sandbox, target only files and a 127.0.0.1 server this test makes, and are bounded in time.
  */
 const hasBwrap = bwrapAvailable();
-const tmp = () => mkdtempSync(join(tmpdir(), 'codegauge-exec-test-'));
+const tmp = () => tempDir('codegauge-exec-test-');
 
-const pyProblem: Problem = {
-  taskId: 'attack/0', key: 'attack/0', language: 'python', format: 'human-eval', line: 1,
-  prompt: 'def f():\n', tests: 'def check(candidate):\n    assert candidate() == 1\n', entryPoint: 'f',
-};
-const jsProblem: Problem = {
-  taskId: 'attack/1', key: 'attack/1', language: 'javascript', format: 'multipl-e', line: 1,
-  prompt: 'function f(){\n', tests: "const assert = require('node:assert');\nassert.deepEqual(f(), 1);\n",
-};
+const pyProblem = pythonProblem('attack/0');
+const jsProblem = javascriptProblem('attack/1');
 
 async function attack(mode: SandboxMode, code: string, opts: { timeoutMs?: number; memoryMb?: number; problem?: Problem; warm?: boolean } = {}) {
   const problem = opts.problem ?? pyProblem;
@@ -47,46 +38,10 @@ async function attack(mode: SandboxMode, code: string, opts: { timeoutMs?: numbe
   }
 }
 
-/** Host processes whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
-
-const PY_OK = 'def f():\n    return 1\n';
 
 describe.skipIf(!hasBwrap).each([{ python: 'a fresh interpreter per program', warm: false }, { python: 'the warm runner (fork server)', warm: true }])('sandbox (bwrap), Python through $python: attacks fail safe', ({ warm }) => {
   const attackBwrap = (_mode: SandboxMode, code: string, opts: Parameters<typeof attack>[2] = {}) => attack('bwrap', code, { ...opts, warm });
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const dir = tmp();
-  const secret = `codegauge-secret-${process.pid}-${Date.now()}`;
-  const planted = join(dir, 'planted.txt');
-  const target = join(dir, 'written-by-sample.txt');
-
-  beforeAll(async () => {
-    chmodSync(dir, 0o777); // even a sandbox uid could write here, were it visible
-    writeFileSync(planted, secret, { mode: 0o644 });
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
-  afterAll(() => {
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { secret, planted, target, port, connections } = hostBait();
 
   it('writing outside the temp folder changes nothing on the host', async () => {
     const repoFile = join(process.cwd(), `codegauge-attack-${process.pid}.txt`);
@@ -125,7 +80,7 @@ assert ${JSON.stringify(secret)} not in data, 'read the planted file'
     const code = `${PY_OK}
 import socket
 try:
-    s = socket.create_connection(('127.0.0.1', ${port}), timeout=1)
+    s = socket.create_connection(('127.0.0.1', ${port()}), timeout=1)
     print('CONNECTED', s.recv(10))
     raise SystemExit(3)
 except OSError as e:
@@ -133,10 +88,10 @@ except OSError as e:
 `;
     const { verdict } = await attackBwrap('bwrap', code);
     expect(verdict.status).toBe('passed');
-    expect(connections).toBe(0);
-    const js = await attackBwrap('bwrap', `function f(){ return 1; }\nconst net = require('net'); const s = net.connect(${port}, '127.0.0.1'); s.on('connect', () => { console.log('CONNECTED'); process.exit(3); }); s.on('error', () => {});\n`, { problem: jsProblem });
+    expect(connections()).toBe(0);
+    const js = await attackBwrap('bwrap', `function f(){ return 1; }\nconst net = require('net'); const s = net.connect(${port()}, '127.0.0.1'); s.on('connect', () => { console.log('CONNECTED'); process.exit(3); }); s.on('error', () => {});\n`, { problem: jsProblem });
     expect(js.verdict.status).not.toBe('sandbox_error');
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   });
 
   it('a fork bomb is contained and leaves nothing running', async () => {

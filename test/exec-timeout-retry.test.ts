@@ -10,6 +10,7 @@ import { runnerFor } from '../src/exec/runners.js';
 import { bwrapAvailable, Sandbox, type SandboxMode } from '../src/exec/sandbox.js';
 import { WarmNodePool } from '../src/exec/warm-node.js';
 import { WarmPythonPool } from '../src/exec/warm-python.js';
+import { javascriptProblem, JS_OK, PY_OK, pythonProblem } from './exec-fixtures.js';
 import { cli } from './helpers.js';
 
 /**
@@ -27,16 +28,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const py: Problem = {
-  taskId: 'retry/0', key: 'retry/0', language: 'python', format: 'human-eval', line: 1,
-  prompt: 'def f():\n', tests: 'def check(candidate):\n    assert candidate() == 1\n', entryPoint: 'f',
-};
-const js: Problem = {
-  taskId: 'retry/1', key: 'retry/1', language: 'javascript', format: 'multipl-e', line: 1,
-  prompt: 'function f(){\n', tests: "const assert = require('node:assert');\nassert.deepEqual(f(), 1);\n",
-};
-const PY_OK = 'def f():\n    return 1\n';
-const JS_OK = 'function f(){ return 1; }\n';
+const py = pythonProblem('retry/0');
+const js = javascriptProblem('retry/1');
 /** Eight busy processes. */
 const PY_BURN = `${PY_OK}import os\nos.fork()\nos.fork()\nos.fork()\nwhile True:\n    pass\n`;
 const PY_SLEEP = `${PY_OK}import time\ntime.sleep(10)\n`;

@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:net';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { runnerFor } from '../src/exec/runners.js';
 import { bwrapAvailable, Sandbox } from '../src/exec/sandbox.js';
 import { WarmNodePool } from '../src/exec/warm-node.js';
 import { WarmPythonPool } from '../src/exec/warm-python.js';
+import { hostBait, javascriptProblem, JS_OK, processesWith } from './exec-fixtures.js';
 
 /**
  * The warm JavaScript runner (one node per worker slot, a fresh Worker per program): the attacks of
@@ -18,55 +18,17 @@ import { WarmPythonPool } from '../src/exec/warm-python.js';
  */
 const hasBwrap = bwrapAvailable();
 
-const problem: Problem = {
-  taskId: 'warm/1', key: 'warm/1', language: 'javascript', format: 'multipl-e', line: 1,
-  prompt: 'function f(){\n', tests: "const assert = require('node:assert');\nassert.deepEqual(f(), 1);\n",
-};
-const OK = 'function f(){ return 1; }\n';
+const problem = javascriptProblem('warm/1');
+const OK = JS_OK;
 const WRONG = 'function f(){ return 2; }\n';
-
-/** Host processes whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
 
 describe.skipIf(!hasBwrap).each([{ node: 'a fresh node per program', warm: false }, { node: 'the warm runner (a Worker per program)', warm: true }])('sandbox (bwrap), JavaScript through $node: attacks fail safe', ({ warm }) => {
   const sandbox = hasBwrap ? new Sandbox('bwrap') : undefined;
   const pool = warm && sandbox ? new WarmNodePool(sandbox) : undefined;
   const attack = (code: string, opts: { timeoutMs?: number; memoryMb?: number } = {}) =>
     runSample(sandbox!, { problem, runner: runnerFor('javascript'), code }, { timeoutMs: opts.timeoutMs ?? 3000, memoryMb: opts.memoryMb ?? 512 }, 0, undefined, undefined, pool);
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const dir = mkdtempSync(join(tmpdir(), 'codegauge-exec-test-'));
-  const secret = `codegauge-secret-${process.pid}-${Date.now()}`;
-  const planted = join(dir, 'planted.txt');
-  const target = join(dir, 'written-by-sample.txt');
-
-  beforeAll(async () => {
-    chmodSync(dir, 0o777);
-    writeFileSync(planted, secret, { mode: 0o644 });
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
-  afterAll(() => {
-    pool?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { secret, planted, target, port, connections } = hostBait();
+  afterAll(() => pool?.close());
 
   it('writing outside the temp folder changes nothing on the host', async () => {
     const repoFile = join(process.cwd(), `codegauge-attack-js-${process.pid}.txt`);
@@ -83,9 +45,9 @@ describe.skipIf(!hasBwrap).each([{ node: 'a fresh node per program', warm: false
   });
 
   it('cannot connect to a TCP server on the host 127.0.0.1', async () => {
-    const { verdict } = await attack(`${OK}const s = require('net').connect(${port}, '127.0.0.1'); s.on('connect', () => { console.log('CONNECTED'); process.exit(3); }); s.on('error', () => {});\n`);
+    const { verdict } = await attack(`${OK}const s = require('net').connect(${port()}, '127.0.0.1'); s.on('connect', () => { console.log('CONNECTED'); process.exit(3); }); s.on('error', () => {});\n`);
     expect(verdict.status).toBe('passed');
-    expect(connections).toBe(0);
+    expect(connections()).toBe(0);
   });
 
   it('a fork bomb is contained and leaves nothing running', async () => {

@@ -1,0 +1,84 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import type { Problem } from '../src/exec/problems.js';
+
+/** What the sandbox tests share: one-line problems, the host-side bait that attacks aim at, and a process probe. */
+
+/** `f()` must return 1: a human-eval style Python problem. */
+export function pythonProblem(taskId: string): Problem {
+  return {
+    taskId, key: taskId, language: 'python', format: 'human-eval', line: 1,
+    prompt: 'def f():\n', tests: 'def check(candidate):\n    assert candidate() == 1\n', entryPoint: 'f',
+  };
+}
+
+/** `f()` must return 1: a MultiPL-E style JavaScript problem. */
+export function javascriptProblem(taskId: string): Problem {
+  return {
+    taskId, key: taskId, language: 'javascript', format: 'multipl-e', line: 1,
+    prompt: 'function f(){\n', tests: "const assert = require('node:assert');\nassert.deepEqual(f(), 1);\n",
+  };
+}
+
+export const PY_OK = 'def f():\n    return 1\n';
+export const JS_OK = 'function f(){ return 1; }\n';
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Host processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+export interface HostBait {
+  /** A host folder the sandbox must not see, world-writable (even a sandbox uid could write there, were it visible). */
+  dir: string;
+  /** A file planted in `dir`, holding `secret`. */
+  planted: string;
+  secret: string;
+  /** Where a sample would write if it could. */
+  target: string;
+  /** The port of a 127.0.0.1 TCP server that answers "hello" (set once the suite has started). */
+  port(): number;
+  /** How many connections reached that server. */
+  connections(): number;
+}
+
+/** Makes the bait for the enclosing `describe` (its hooks start and remove it). */
+export function hostBait(prefix = 'codegauge-exec-test-'): HostBait {
+  const dir = tempDir(prefix);
+  const secret = `codegauge-secret-${process.pid}-${Date.now()}`;
+  const planted = join(dir, 'planted.txt');
+  let server: Server | undefined;
+  let port = 0;
+  let connections = 0;
+  beforeAll(async () => {
+    chmodSync(dir, 0o777);
+    writeFileSync(planted, secret, { mode: 0o644 });
+    server = createServer((socket) => {
+      connections++;
+      socket.end('hello\n');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => {
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, planted, secret, target: join(dir, 'written-by-sample.txt'), port: () => port, connections: () => connections };
+}
