@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { makeWorkDir, removeWorkDir, type Limits, type RunResult, type Sandbox } from './sandbox.js';
 import { readCapped } from './warm-python.js';
+import { WarmPool } from './warm-pool.js';
 
 /**
  * A warm JavaScript runner: one long-lived node process per worker slot, inside the slot's bwrap sandbox, runs each
@@ -371,33 +372,9 @@ class WarmNodeServer {
   }
 }
 
-/** One warm node server per worker slot, started on first use and restarted after a timeout or a lost server. */
-export class WarmNodePool {
-  private readonly servers = new Map<number, WarmNodeServer>();
-
-  constructor(private readonly sandbox: Sandbox) {
-    if (sandbox.mode !== 'bwrap') throw new Error('the warm JavaScript runner needs the bwrap sandbox');
-  }
-
-  /** Runs `file` (one of `files`, a CommonJS program) with `node`'s version of JavaScript. */
-  async run(node: string, files: Record<string, string>, file: string, stdin: string, limits: Limits, slot: number): Promise<RunResult> {
-    let server = this.servers.get(slot);
-    if (!server || server.dead || server.memoryMb !== limits.memoryMb) {
-      server?.close();
-      this.sandbox.mount(node);
-      server = new WarmNodeServer(this.sandbox, node, slot, limits.memoryMb, limits);
-      this.servers.set(slot, server);
-    }
-    const result = await server.run(files, file, stdin, limits);
-    if (server.dead) {
-      server.close();
-      this.servers.delete(slot);
-    }
-    return result;
-  }
-
-  close(): void {
-    for (const server of this.servers.values()) server.close();
-    this.servers.clear();
+/** One warm node server per worker slot, started on first use and restarted after a timeout, a lost server or a change of memory limit. */
+export class WarmNodePool extends WarmPool<WarmNodeServer> {
+  constructor(sandbox: Sandbox) {
+    super(sandbox, 'JavaScript', (node, slot, limits) => new WarmNodeServer(sandbox, node, slot, limits.memoryMb, limits), (server, limits) => server.memoryMb === limits.memoryMb);
   }
 }

@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, rmSyn
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { discardWorkDir, makeWorkDir, removeWorkDir, warmProgramCpuMs, type Limits, type RunResult, type Sandbox } from './sandbox.js';
+import { WarmPool } from './warm-pool.js';
 
 /**
  * A warm Python runner: one long-lived Python process per worker, inside the worker's bwrap sandbox, forks a child
@@ -331,31 +332,8 @@ class WarmServer {
 }
 
 /** One warm Python server per worker slot, started on first use and restarted after a timeout. */
-export class WarmPythonPool {
-  private readonly servers = new Map<number, WarmServer>();
-
-  constructor(private readonly sandbox: Sandbox) {
-    if (sandbox.mode !== 'bwrap') throw new Error('the warm Python runner needs the bwrap sandbox');
-  }
-
-  async run(python: string, files: Record<string, string>, file: string, stdin: string, limits: Limits, slot: number): Promise<RunResult> {
-    let server = this.servers.get(slot);
-    if (!server || server.dead) {
-      server?.close();
-      this.sandbox.mount(python);
-      server = new WarmServer(this.sandbox, python, slot);
-      this.servers.set(slot, server);
-    }
-    const result = await server.run(files, file, stdin, limits);
-    if (server.dead) {
-      server.close();
-      this.servers.delete(slot);
-    }
-    return result;
-  }
-
-  close(): void {
-    for (const server of this.servers.values()) server.close();
-    this.servers.clear();
+export class WarmPythonPool extends WarmPool<WarmServer> {
+  constructor(sandbox: Sandbox) {
+    super(sandbox, 'Python', (python, slot) => new WarmServer(sandbox, python, slot));
   }
 }
