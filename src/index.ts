@@ -5,7 +5,7 @@ export { Chrf, type ChrfOptions } from './metrics/chrf.js';
 export { Rouge, rougeTokens, type RougeOptions, type PRF } from './metrics/rouge.js';
 export { Meteor, type MeteorOptions } from './metrics/meteor.js';
 export { NltkBleu } from './metrics/nltk-bleu.js';
-export { parseMetric, describeMetrics, SpecError, METRICS } from './metrics/registry.js';
+export { parseMetric, describeMetrics, SpecError, METRICS, loadMetric, parseSpec, type MetricDefaults, type ParsedSpec } from './metrics/registry.js';
 export { scoreSystems, scoreSegments, scoreFiles, ScoreAccumulator, readyMetrics, type ScoreReport, type SystemInput, type MetricScore } from './api/score.js';
 export { CodegaugeError, InputError, UsageError, OutputError, ServerError } from './errors.js';
 export { codeTokens } from './text/code-tokenizer.js';

@@ -9,7 +9,7 @@ import type { Judge } from './judges/judge.js';
 import { LlmClient } from './llm/client.js';
 import { parseModelSpec } from './llm/model-spec.js';
 import { LlmStore } from './llm/store.js';
-import { parseMetric } from './metrics/registry.js';
+import { loadMetric } from './metrics/specs.js';
 import { scoreSystems } from './api/score.js';
 
 /**
@@ -91,7 +91,7 @@ export async function toPassTests(this: MatcherContext, code: unknown, ref: Prob
 
 export async function toScoreAtLeast(this: MatcherContext, hypothesis: unknown, spec: string, reference: string | string[], threshold: number): Promise<MatcherResult> {
   if (typeof hypothesis !== 'string') throw new TypeError(`toScoreAtLeast: expected the code as a string, got ${typeof hypothesis}`);
-  const metric = parseMetric(spec);
+  const metric = await loadMetric(spec);
   const report = await scoreSystems({ references: [Array.isArray(reference) ? reference : [reference]], systems: [{ name: 'hypothesis', hypotheses: [hypothesis] }], metrics: [metric] });
   const entry = report.systems[0].scores[0];
   const pass = entry.score >= threshold;

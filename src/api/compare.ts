@@ -1,5 +1,5 @@
 import { corpusStatistics, nrefsOf, prepareAll, sumRows, type Metric } from '../metrics/metric.js';
-import { parseMetric } from '../metrics/registry.js';
+import { loadMetrics } from '../metrics/specs.js';
 import { InputError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { checkResamplingSize, withResamplingSignature, type SystemInput } from './score.js';
@@ -65,7 +65,7 @@ export async function compareSystems(input: {
   onProgress?: (done: number, total: number) => void;
 }): Promise<ComparisonReport> {
   if (input.systems.length < 2) throw new UsageError('compare needs a baseline and at least one system');
-  const metrics = input.metrics.map((m) => (typeof m === 'string' ? parseMetric(m) : m));
+  const metrics = await loadMetrics(input.metrics);
   for (const m of metrics) await m.ready?.();
   const samples = input.samples ?? DEFAULT_SAMPLES[input.test];
   const seed = input.seed ?? DEFAULT_SEED;

@@ -210,8 +210,8 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     if (data && config.metrics.length) {
       log(`scoring ${data.systems.length} system(s) x ${config.metrics.length} metric(s) on ${data.ids.length} segment(s)`);
       const specs = config.metrics.map(metricSpec);
-      const { parseMetric } = await import('../metrics/registry.js');
-      const taps = specs.map((s) => tapStatistics(parseMetric(s, { language: config.data!.lang }), data!.systems.length));
+      const { loadMetrics } = await import('../metrics/specs.js');
+      const taps = (await loadMetrics(specs, { language: config.data!.lang })).map((m) => tapStatistics(m, data!.systems.length));
       const report: ScoreReport & { ids?: string[] } = await scoreSystems({
         references: data.references,
         systems: data.systems,

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseMetric } from '../metrics/registry.js';
+import { loadMetrics } from '../metrics/specs.js';
 import { parallelSegments, segmentWindows } from '../io/segments.js';
 import { Claims, fitOnFiles, ScoreAccumulator, readyMetrics, type WorkerResult, type WorkerTask } from './score.js';
 
@@ -17,7 +17,8 @@ const describe = (e: unknown) => {
   return { name: error.name, message: error.message, file: error.file, line: error.line, stack: error.stack };
 };
 try {
-  const metrics = await readyMetrics(task.specs.map((spec) => parseMetric(spec, { language: task.language })));
+  // Only the modules of the metrics named (see specs.ts): a thread's start-up is part of a parallel run's time.
+  const metrics = await readyMetrics(await loadMetrics(task.specs, { language: task.language }));
   fitOnFiles(metrics, task.refPaths, task.hypPaths);
   const windows = segmentWindows([...task.refPaths, ...task.hypPaths], task.starts);
   let pending = 0;

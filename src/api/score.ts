@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { InputError, UsageError } from '../errors.js';
 import { parallelSegments } from '../io/segments.js';
-import { parseMetric } from '../metrics/registry.js';
+import { loadMetrics, parseSpec } from '../metrics/specs.js';
 import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
 import { ExactSums } from '../stats/exact-sum.js';
 import { bootstrapDraws, corpusConfidenceInterval, DEFAULT_SEED, resampledScores } from '../stats/resampling.js';
@@ -315,9 +315,10 @@ export async function scoreFiles(input: {
 } & ScoreOptions): Promise<ScoreReport> {
   const options: ScoreOptions = { segments: input.segments, confidence: input.confidence };
   const bytes = [...input.refPaths, ...input.hypPaths].reduce((n, p) => n + fileSize(p), 0);
-  const parsed = input.specs.map((spec) => parseMetric(spec, { language: input.language }));
+  // Every spec is checked before a thread starts; the metrics' modules load while the workers start.
+  const specs = input.specs.map((spec) => parseSpec(spec, { language: input.language }));
   // A metric that runs a model on a thread of its own (CodeBERTScore) is scored on this thread only.
-  const singleThreadOnly = parsed.some((m) => m.name.startsWith('CodeBERTScore'));
+  const singleThreadOnly = specs.some((s) => s.name === 'codebertscore');
   const firstSize = input.refPaths.length ? fileSize(input.refPaths[0]) : 0;
   const windows = Math.min(MAX_WINDOWS, Math.ceil(firstSize / (input.windowBytes ?? WINDOW_BYTES)));
   const parallel = input.workers > 1 && !singleThreadOnly && bytes >= (input.parallelMinBytes ?? PARALLEL_MIN_BYTES) && windows > 1;
@@ -329,6 +330,7 @@ export async function scoreFiles(input: {
     for (let i = 0; claims && i < Math.min(input.workers, windows) - 1; i++) {
       threads.push(startWorker({ refPaths: input.refPaths, hypPaths: input.hypPaths, systems: input.systems, specs: input.specs, language: input.language, options, starts, shared: claims.shared, id: i + 2 }, claims));
     }
+    const parsed = await loadMetrics(input.specs, { language: input.language });
     input.onMetrics?.(parsed); // before loading, so a caller can attach progress reporters
     const metrics = await readyMetrics(parsed);
     fitOnFiles(metrics, input.refPaths, input.hypPaths);
@@ -418,9 +420,9 @@ function rebuildError(e: NonNullable<WorkerResult['error']>): Error {
   return error;
 }
 
-/** Parses metric specs and loads what each metric needs (grammars, word lists) before any scoring. */
+/** Parses metric specs, imports their metrics, and loads what each needs (grammars, word lists) before any scoring. */
 export async function readyMetrics(metrics: readonly (string | Metric<any>)[]): Promise<Metric<any>[]> {
-  const ready = metrics.map((m) => (typeof m === 'string' ? parseMetric(m) : m));
+  const ready = await loadMetrics(metrics);
   for (const m of ready) await m.ready?.();
   return ready;
 }

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { COMPARE_TESTS, compareResults, readResults, type CompareTest } from '../api/compare-input.js';
 import { UsageError } from '../errors.js';
-import { parseMetric } from '../metrics/registry.js';
+import { loadMetrics } from '../metrics/specs.js';
 import type { Adjustment } from '../stats/intervals.js';
 import { formatComparisonTable, formatInputComparisonTable } from './format.js';
 import { exitRequest, type CliIo } from './io.js';
@@ -60,7 +60,7 @@ export function addCompareCommand(program: Command, io: CliIo): void {
       if (Boolean(opts.pairedBs) === Boolean(opts.pairedAr)) throw new UsageError('choose one test: --paired-bs or --paired-ar');
       if (opts.hyps.length < 2) throw new UsageError('compare needs a baseline and at least one system: give --hyps at least twice');
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
-      const metrics = opts.metric.map((m) => parseMetric(m, { language }));
+      const metrics = await loadMetrics(opts.metric, { language }); // specs checked before reading any data
       const { references, systems } = readSystems(opts.refs, opts.hyps);
       const { compareSystems } = await import('../api/compare.js'); // loaded when the command runs
       const report = await compareSystems({

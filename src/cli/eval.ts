@@ -77,8 +77,8 @@ export function addEvalCommand(program: Command, io: CliIo): void {
     if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
     const spec = parseModelSpec(opts.model);
     const judgeSpec = opts.judgeModel ? parseModelSpec(opts.judgeModel) : spec;
-    const [{ parseMetric }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/registry.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../exec/eval.js')]);
-    for (const m of opts.metric ?? []) parseMetric(m); // a typo fails before any request
+    const [{ parseSpec }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/specs.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../exec/eval.js')]);
+    for (const m of opts.metric ?? []) parseSpec(m); // a typo fails before any request
     const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
     const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
     const sandbox = resolveSandboxMode(opts.sandbox, io.err);

@@ -4,10 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { scoreFiles } from '../api/score.js';
 import { InputError, UsageError, writing } from '../errors.js';
 import { parallelSegments, readSegmentFile } from '../io/segments.js';
-import { CodeBertScore } from '../metrics/codebertscore.js';
-import { CrystalBleu } from '../metrics/crystalbleu.js';
+// Types only: a metric's module loads when a spec names it (see metrics/specs.ts).
+import type { CodeBertScore } from '../metrics/codebertscore.js';
+import type { CrystalBleu } from '../metrics/crystalbleu.js';
 import type { Metric } from '../metrics/metric.js';
-import { describeMetrics, parseMetric } from '../metrics/registry.js';
+import { describeMetrics, parseSpec, specName } from '../metrics/specs.js';
 import { formatScoreTable } from './format.js';
 import type { CliIo } from './io.js';
 import { collect, existingFile, formatOption, integerIn, onlyWith } from './options.js';
@@ -65,9 +66,9 @@ export function addScoreCommand(program: Command, io: CliIo): void {
     .action(async (opts: ScoreCliOptions, command: Command) => {
       onlyWith(command, ['--confidence-n', '--seed'], '--confidence', opts.confidence);
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
-      const parsed = opts.metric.map((m) => parseMetric(m, { language })); // validate specs before reading any data
+      const parsed = opts.metric.map((m) => parseSpec(m, { language })); // validate specs before reading any data
       // Checked before scoring, so a long run is not wasted on a usage error.
-      const crystal = parsed.filter((m) => m instanceof CrystalBleu).length;
+      const crystal = parsed.filter((s) => s.name === 'crystalbleu').length;
       if (opts.writeNgrams && crystal !== 1) throw new UsageError(`--write-ngrams needs exactly one crystalbleu metric, got ${crystal}`);
       const taken = new Set<string>();
       const systems = opts.hyps.map((path) => systemName(path, taken));
@@ -83,8 +84,9 @@ export function addScoreCommand(program: Command, io: CliIo): void {
         workers: opts.jobs,
         onMetrics: (metrics) => {
           used = metrics;
-          for (const m of metrics) {
-            if (!(m instanceof CodeBertScore)) continue;
+          for (const metric of metrics) {
+            if (specName(metric.spec) !== 'codebertscore') continue;
+            const m = metric as CodeBertScore;
             if (problems) m.setSourceOf((refs) => problems.get(JSON.stringify(refs)));
             // A first use on a networked machine downloads the model: show it on a terminal.
             if (process.stderr.isTTY && !process.env.CI) m.setProgress((line) => io.err(`\r${line}   `));
@@ -98,7 +100,7 @@ export function addScoreCommand(program: Command, io: CliIo): void {
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatScoreTable(report));
       // After the scores are out, so that an unwritable path loses nothing already computed.
       if (opts.writeNgrams) {
-        const metric = used.find((m): m is CrystalBleu => m instanceof CrystalBleu)!;
+        const metric = used.find((m) => specName(m.spec) === 'crystalbleu') as CrystalBleu;
         const path = opts.writeNgrams;
         writing(path, () => writeFileSync(path, JSON.stringify(metric.ngramsFile(), null, 1) + '\n'));
       }

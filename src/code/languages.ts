@@ -1,51 +1,19 @@
 import { UsageError } from '../errors.js';
 import { fileURLToPath } from 'node:url';
-import { extname } from 'node:path';
-import { Language, Parser } from 'web-tree-sitter';
+import type { Language, Parser } from 'web-tree-sitter';
+import { GRAMMARS, type LanguageId } from './language-names.js';
 
 /**
- * The programming languages codegauge parses, each with a prebuilt tree-sitter grammar (WASM) from its npm
- * package. Grammars load lazily, once per process. Versions are pinned in package.json to the 0.23 line, which
- * is what the Python `codebleu` package's tree-sitter bindings (< 0.24) load.
+ * Loading the tree-sitter grammars of the languages codegauge parses (prebuilt WASM from each grammar's npm
+ * package). Grammars load lazily, once per process. Versions are pinned in package.json to the 0.23 line, which
+ * is what the Python `codebleu` package's tree-sitter bindings (< 0.24) load. The names, aliases and extensions are
+ * in language-names.ts, re-exported here; web-tree-sitter itself is imported by the first `loadLanguage`, so that a
+ * module that only names languages (the CLI's `--lang`, file names) does not load it.
  */
-export type LanguageId = 'python' | 'java' | 'javascript' | 'typescript' | 'tsx' | 'c_sharp' | 'c' | 'cpp' | 'go' | 'rust' | 'php' | 'ruby';
+export { LANGUAGES, UnknownLanguageError, languageOfFile, resolveLanguage, type LanguageId } from './language-names.js';
 
-const GRAMMARS: Record<LanguageId, { pkg: string; wasm: string; extensions: string[]; aliases: string[] }> = {
-  python: { pkg: 'tree-sitter-python', wasm: 'tree-sitter-python.wasm', extensions: ['.py', '.pyi'], aliases: ['py', 'python3'] },
-  java: { pkg: 'tree-sitter-java', wasm: 'tree-sitter-java.wasm', extensions: ['.java'], aliases: [] },
-  javascript: { pkg: 'tree-sitter-javascript', wasm: 'tree-sitter-javascript.wasm', extensions: ['.js', '.mjs', '.cjs', '.jsx'], aliases: ['js', 'jsx', 'node'] },
-  typescript: { pkg: 'tree-sitter-typescript', wasm: 'tree-sitter-typescript.wasm', extensions: ['.ts', '.mts', '.cts'], aliases: ['ts'] },
-  tsx: { pkg: 'tree-sitter-typescript', wasm: 'tree-sitter-tsx.wasm', extensions: ['.tsx'], aliases: [] },
-  c_sharp: { pkg: 'tree-sitter-c-sharp', wasm: 'tree-sitter-c_sharp.wasm', extensions: ['.cs'], aliases: ['csharp', 'c#', 'cs'] },
-  c: { pkg: 'tree-sitter-c', wasm: 'tree-sitter-c.wasm', extensions: ['.c', '.h'], aliases: [] },
-  cpp: { pkg: 'tree-sitter-cpp', wasm: 'tree-sitter-cpp.wasm', extensions: ['.cpp', '.cc', '.cxx', '.hpp', '.hh', '.hxx'], aliases: ['c++', 'cxx'] },
-  go: { pkg: 'tree-sitter-go', wasm: 'tree-sitter-go.wasm', extensions: ['.go'], aliases: ['golang'] },
-  rust: { pkg: 'tree-sitter-rust', wasm: 'tree-sitter-rust.wasm', extensions: ['.rs'], aliases: ['rs'] },
-  php: { pkg: 'tree-sitter-php', wasm: 'tree-sitter-php.wasm', extensions: ['.php'], aliases: [] },
-  ruby: { pkg: 'tree-sitter-ruby', wasm: 'tree-sitter-ruby.wasm', extensions: ['.rb'], aliases: ['rb'] },
-};
-
-export const LANGUAGES = Object.keys(GRAMMARS) as LanguageId[];
-
-export class UnknownLanguageError extends UsageError {
-  override name = 'UnknownLanguageError';
-}
-
-/** Resolves a language name, alias or file extension (e.g. `ts`, `c#`, `.rs`). */
-export function resolveLanguage(nameOrExtension: string): LanguageId {
-  const key = nameOrExtension.trim().toLowerCase();
-  for (const [id, g] of Object.entries(GRAMMARS) as [LanguageId, (typeof GRAMMARS)[LanguageId]][]) {
-    if (id === key || g.aliases.includes(key) || g.extensions.includes(key) || g.extensions.includes(`.${key}`)) return id;
-  }
-  throw new UnknownLanguageError(`unknown language "${nameOrExtension}"; supported: ${LANGUAGES.join(', ')}`);
-}
-
-/** The language of a file from its extension, or null. */
-export function languageOfFile(path: string): LanguageId | null {
-  const ext = extname(path).toLowerCase();
-  for (const [id, g] of Object.entries(GRAMMARS) as [LanguageId, (typeof GRAMMARS)[LanguageId]][]) if (g.extensions.includes(ext)) return id;
-  return null;
-}
+/** web-tree-sitter, once the first `loadLanguage` has imported it. */
+let treeSitter: typeof import('web-tree-sitter') | null = null;
 
 let initialised: Promise<void> | null = null;
 
@@ -72,11 +40,14 @@ const loaded = new Map<LanguageId, Language>();
 export function loadLanguage(id: LanguageId): Promise<Language> {
   let p = loading.get(id);
   if (!p) {
-    initialised ??= Parser.init(treeSitterModule);
+    initialised ??= import('web-tree-sitter').then((module) => {
+      treeSitter = module;
+      return module.Parser.init(treeSitterModule);
+    });
     const g = GRAMMARS[id];
     // Grammars ship with codegauge (wasm/grammars, copied from the packages named in GRAMMARS; see its PROVENANCE).
     const path = fileURLToPath(new URL(`../../wasm/grammars/${g.wasm}`, import.meta.url));
-    p = initialised.then(() => Language.load(path)).then((lang) => {
+    p = initialised.then(() => treeSitter!.Language.load(path)).then((lang) => {
       loaded.set(id, lang);
       return lang;
     });
@@ -93,7 +64,7 @@ export function parserFor(id: LanguageId): Parser {
   if (!parser) {
     const lang = loaded.get(id);
     if (!lang) throw new UsageError(`language ${id} is not loaded yet; await loadLanguage('${id}') first`);
-    parser = new Parser();
+    parser = new treeSitter!.Parser();
     parser.setLanguage(lang);
     parsers.set(id, parser);
   }

@@ -4,7 +4,7 @@ import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { InputError, UsageError } from '../errors.js';
 import { dataDir } from '../exec/problems.js';
-import { parseMetric } from '../metrics/registry.js';
+import { parseSpec } from '../metrics/specs.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { configSchema, type CodegaugeConfig, type MetricEntry } from './schema.js';
 
@@ -171,7 +171,7 @@ function checkConfig(loaded: LoadedConfig): void {
   config.metrics.forEach((entry, i) => {
     if (!config.data) throw error(['metrics'], 'metrics need data (refs and systems)');
     try {
-      parseMetric(metricSpec(entry), { language: config.data.lang });
+      parseSpec(metricSpec(entry), { language: config.data.lang }); // every error a spec can have, without loading the metric
     } catch (e) {
       throw error(typeof entry === 'string' ? ['metrics', i] : ['metrics', i, 'metric'], (e as Error).message.split('\n')[0]);
     }

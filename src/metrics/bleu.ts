@@ -7,8 +7,8 @@ import { div, f32, mul, py, add, type Num } from '../compat/numpy-float.js';
 import { NgramMatcher, sameStrings, TOKEN_CACHE_ENTRIES, Vocabulary } from './ngram-match.js';
 
 /** BLEU exactly as sacrebleu 2.x computes it (sacrebleu/metrics/bleu.py). */
-export type BleuSmoothing = 'exp' | 'floor' | 'add-k' | 'none';
-export const BLEU_SMOOTHINGS: readonly BleuSmoothing[] = ['exp', 'floor', 'add-k', 'none'];
+import type { BleuSmoothing } from './bleu-smoothings.js';
+export { BLEU_SMOOTHINGS, type BleuSmoothing } from './bleu-smoothings.js';
 const SMOOTH_DEFAULTS: Record<BleuSmoothing, number | null> = { none: null, floor: 0.1, 'add-k': 1, exp: null };
 
 export interface BleuOptions {

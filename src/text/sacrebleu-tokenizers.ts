@@ -7,8 +7,8 @@ import { codePoints, isPyWhitespace, pyNormalizeSpaces, pySplit } from '../compa
  * They are hand-written because no JavaScript library reproduces mteval-v13a / v14 tokenisation exactly.
  * Each returns the tokenised line; BLEU splits it on whitespace.
  */
-export type BleuTokenizerName = '13a' | 'intl' | 'char' | 'none' | 'code';
-export const BLEU_TOKENIZERS: readonly BleuTokenizerName[] = ['13a', 'intl', 'char', 'none', 'code'];
+import type { BleuTokenizerName } from './bleu-tokenizer-names.js';
+export { BLEU_TOKENIZERS, type BleuTokenizerName } from './bleu-tokenizer-names.js';
 export { TokenSpans, stringOf } from './token-spans.js';
 
 /**

@@ -19,8 +19,8 @@ import { gunzipSync } from 'node:zlib';
  * SHA-256 check; a missing, stale, corrupt or unwritable cache only means parsing the packages again. Both ways
  * look-ups run on tables deserialized from the same bytes, so a cached database answers exactly as a parsed one.
  */
-export type WordNetVersion = '3.0' | '3.1';
-export const WORDNET_VERSIONS: readonly WordNetVersion[] = ['3.0', '3.1'];
+import type { WordNetVersion } from './wordnet-versions.js';
+export { WORDNET_VERSIONS, type WordNetVersion } from './wordnet-versions.js';
 
 type Pos = 'n' | 'v' | 'a' | 'r';
 const POS_LIST: readonly Pos[] = ['n', 'v', 'a', 'r'];
