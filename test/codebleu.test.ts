@@ -66,6 +66,26 @@ describe('CodeBLEU n-gram components are exact', () => {
   }
 });
 
+describe('data flow stops where codebleu hits CPython\'s recursion limit', () => {
+  // codebleu's extractors recurse once per tree level; past CPython's limit its graph is empty. The cut-off is a fixed
+  // depth here, so a deep program scores the same cold and after V8 has optimised the extractor.
+  const { cases } = vector('codebleu-dataflow-depth.json');
+  const chain = (n: number) => `x = ${Array.from({ length: n }, (_, i) => `a${i}`).join(' + ')};\n`;
+  const calls = (m: number) => `y = ${'f('.repeat(m)}x${')'.repeat(m)}\n`;
+  it(`equals codebleu 0.7.1 on both sides of the cut-off (${cases.length} programs), the deepest twice`, async () => {
+    const run = async (c: any) => {
+      const hyp = c.shape === 'chain' ? chain(c.size) : calls(c.size);
+      const ref = hyp + (c.shape === 'chain' ? 'y = x;\n' : 'z = y\n');
+      return codebleu('python', [hyp], [ref]);
+    };
+    for (const c of [...cases, cases[2]]) {
+      const { score, components } = await run(c);
+      expect(Math.abs(score - c.codebleu), `${c.shape} ${c.size}`).toBeLessThanOrEqual(1e-12);
+      expect(components.dataflow, `${c.shape} ${c.size}`).toBeCloseTo(c.dataflow_match_score, 12);
+    }
+  });
+});
+
 describe('comment and docstring removal equals codebleu', () => {
   const { cases } = vector('codebleu_remove_comments.json');
   it(`on ${cases.length} Python and Java snippets (CPython tokenizer port; errors keep the source)`, () => {
