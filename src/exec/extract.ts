@@ -311,14 +311,14 @@ function longestParsingRun(language: ExecLanguage, text: string): string {
   let best: [number, number] = [0, -1];
   let bestLength = 0;
   let budget = RUN_SEARCH_CHARACTERS;
-  for (let i = 0; i < lines.length; i++) {
+  search: for (let i = 0; i < lines.length; i++) {
     if (!lines[i].trim()) continue;
     for (let j = lines.length - 1; j >= i; j--) {
       const length = lines.slice(i, j + 1).filter((l) => l.trim()).length;
       if (length <= bestLength) break;
       const candidate = lines.slice(i, j + 1).join('\n');
       budget -= candidate.length;
-      if (budget < 0) return bestLength ? lines.slice(best[0], best[1] + 1).join('\n') : text;
+      if (budget < 0) break search;
       if (!parse(language, candidate).hasError) {
         best = [i, j];
         bestLength = length;
