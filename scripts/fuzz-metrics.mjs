@@ -23,7 +23,11 @@
  * steps of at least 0.5 s), skipped-superlinear (a ladder step not run because the measured exponent predicts more
  * than the timeout), memory (a case whose child peaked over --memory MiB).
  *
- * Ladders grow an input in steps (e.g. 5,000-deep nesting after 150, 500 and 1,500); each step is a case.
+ * Ladders grow an input in steps (e.g. 5,000-deep nesting after 150, 500 and 1,500); each step is a case. A step
+ * that the growth measured so far predicts past --step-budget seconds (default 1.5) is not run.
+ * The stack probe (codebleu and ruby targets): a 1,500-term expression (a tree 1,500 levels deep) is scored in a fresh
+ * process, again after a warm-up, and in a worker thread (4 MB stack, as `score --jobs N` runs segments); a result
+ * that depends on the stack left (a swallowed stack overflow) differs between the three.
  * Failures of small cases are shrunk (delta debugging on the failing pair, same failure class) to a minimal repro.
  *
  * The report is printed as a table and written as JSON to --out (default test-output/fuzz-metrics.json).
@@ -46,7 +50,7 @@ const { values: opt } = parseArgs({
     child: { type: 'boolean', default: false },
     seed: { type: 'string', default: '20240601' },
     timeout: { type: 'string', default: '20' },
-    'step-budget': { type: 'string', default: '2' },
+    'step-budget': { type: 'string', default: '1.5' },
     memory: { type: 'string', default: '1536' },
     jobs: { type: 'string', default: '1' },
     quick: { type: 'boolean', default: false },
@@ -338,7 +342,7 @@ const PROBES = {
   'stack-probe': () => [[expr(1500), expr(1500) + 'y = x;\n']],
   'stack-warmup': () => [100, 200, 400, 600, 800, 1000, 200, 400, 600, 800, 1000].map((n) => [expr(n), expr(n) + 'y = x;\n']),
 };
-const PROBE_REPRO = `(n => 'x = ' + Array.from({ length: n }, (_, i) => 'a' + i).join(' + ') + ';\\n')(1500), the reference the same + 'y = x;\\n': scored first in a fresh process, then after scoring sizes 100..1000`;
+const PROBE_REPRO = `(n => 'x = ' + Array.from({ length: n }, (_, i) => 'a' + i).join(' + ') + ';\\n')(1500), the reference the same + 'y = x;\\n': scored in a fresh process, again after scoring sizes 100..1000, and in a worker thread`;
 
 /** One-line repro of a ladder input. */
 const ladderRepro = (caseName, size) => `(${LADDERS[caseName].src})(${size})`;
@@ -578,6 +582,24 @@ async function childMain() {
       const chars = pairs.reduce((s, p) => s + p[0].length + p[1].length, 0);
       const v = await runCase(m.target, pairs, (phase) => send({ type: 'phase', phase }), m.passes);
       send({ type: 'result', verdict: v, chars, heap: process.memoryUsage().heapUsed });
+    } else if (m.type === 'probe-worker') {
+      // the same case in a worker thread (as `score --jobs N` runs segments): its own stack, 4 MB by default
+      const { Worker } = await import('node:worker_threads');
+      const code = `
+        const { parentPort, workerData } = require('node:worker_threads');
+        (async () => {
+          const { parseMetric } = await import(workerData.index);
+          const { scoreCorpus } = await import(workerData.metric);
+          const m = parseMetric(workerData.target);
+          await m.ready?.();
+          const r = scoreCorpus(m, workerData.pairs.map((p) => p[0]), workerData.pairs.map((p) => [p[1]]), { segments: true });
+          parentPort.postMessage(r.segments);
+        })().catch((e) => parentPort.postMessage({ error: String(e && e.stack || e) }));`;
+      const pairs = casePairs(m.target, m.caseName, m.size);
+      const w = new Worker(code, { eval: true, workerData: { index: DIST('index.js'), metric: DIST('metrics/metric.js'), target: m.target, pairs } });
+      const segments = await new Promise((resolveWorker) => w.once('message', resolveWorker));
+      await w.terminate();
+      send({ type: 'worker-result', segments });
     } else if (m.type === 'shrink') {
       const pairs = casePairs(m.target, m.caseName, m.size);
       const r = await shrink(m.target, pairs, m.key, performance.now() + m.budgetMs);
@@ -709,10 +731,17 @@ async function runTarget(target, cases) {
     fresh();
     const cold = await run('stack-probe', undefined, 1);
     const warm = cold.kind === 'ok' ? (await run('stack-warmup', undefined, 1), await run('stack-probe', undefined, 1)) : null;
+    const worker = cold.kind === 'ok' ? await child.request({ type: 'probe-worker', target, caseName: 'stack-probe' }, (m) => m.type === 'worker-result', TIMEOUT_MS) : null;
     let v = cold;
     if (warm && warm.kind !== 'ok') v = warm;
-    else if (warm && JSON.stringify(warm.segments) !== JSON.stringify(cold.segments)) {
-      v = { kind: 'nondet', detail: `segment scores cold ${JSON.stringify(cold.segments)} vs after warm-up ${JSON.stringify(warm.segments)}`, ms: cold.ms };
+    else if (worker && worker.type !== 'worker-result') v = { kind: 'hang', detail: 'the worker-thread run gave no result', ms: cold.ms };
+    else if (worker && !Array.isArray(worker.segments)) v = { kind: 'crash', detail: `worker thread: ${JSON.stringify(worker.segments).slice(0, 300)}`, ms: cold.ms };
+    else if (warm && (JSON.stringify(warm.segments) !== JSON.stringify(cold.segments) || JSON.stringify(worker.segments) !== JSON.stringify(cold.segments))) {
+      v = { kind: 'nondet', detail: `segment scores: main thread cold ${JSON.stringify(cold.segments)}, after warm-up ${JSON.stringify(warm.segments)}, worker thread ${JSON.stringify(worker.segments)}`, ms: cold.ms };
+    }
+    if (!warm) {
+      // the child died or hung: start afresh for the cases
+      fresh();
     }
     record(target, 'stack-probe', undefined, v);
     results[results.length - 1].repro = PROBE_REPRO;
