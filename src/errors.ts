@@ -28,6 +28,15 @@ export class UsageError extends InputError {
   override name = 'UsageError';
 }
 
+/**
+ * A segment whose computation would exceed a documented work bound (e.g. ROUGE-L's LCS on a line of a million
+ * tokens of a tiny vocabulary). Bounds count operations, never time, so the same input fails on every machine; the
+ * scoring loop adds which segment it was.
+ */
+export class WorkBoundError extends InputError {
+  override name = 'WorkBoundError';
+}
+
 /** A file or folder that cannot be written or created. */
 export class OutputError extends CodegaugeError {
   override name = 'OutputError';

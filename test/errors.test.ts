@@ -29,6 +29,7 @@ beforeAll(async () => {
   put('refs.py.jsonl', '"def f(a):\\n    return a"\n"print(1)"\n');
   put('hyps.py.jsonl', '"def f(a):\\n    return a + 1"\n"print(2)"\n');
   put('bad.jsonl', '"fine"\n{not json\n');
+  put('lines.jsonl', `"a"\n${JSON.stringify('x\n'.repeat(9000))}\n`); // 9,000 x 9,000 sentence pairs on line 2
   put('latin1.txt', Buffer.from([0x61, 0x0a, 0xe9, 0x0a]));
   put('table.jsonl', '{"grade": 1, "m": 0.5, "item": "a", "sys": "s", "w": "x"}\n{"grade": 2, "m": 0.7, "item": "b", "sys": "s", "w": "y"}\n{"grade": 3, "m": 0.9, "item": "c", "sys": "s", "w": "x"}\n');
   put('dataset.json', JSON.stringify([{ question_id: 1, requirement: 'The user shall log in.', implementation_layer: 'frontend', programming_language: 'react' }]));
@@ -71,6 +72,7 @@ const CASES: Case[] = [
   { name: 'score with invalid JSON on line 2', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('bad.jsonl'), '--metric', 'bleu'], code: 2, words: ['bad.jsonl:2: invalid JSON'] },
   { name: 'score with invalid UTF-8 on line 2', args: () => ['score', '--refs', path('latin1.txt'), '--hyps', path('hyps.txt'), '--metric', 'bleu'], code: 2, words: ['latin1.txt:2: invalid UTF-8'] },
   { name: 'score with an unknown --lang', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--metric', 'codebleu', '--lang', 'cobol'], code: 2, words: ['invalid language "cobol"'] },
+  { name: 'score past ROUGE-Lsum\'s work bound', args: () => ['score', '--refs', path('lines.jsonl'), '--hyps', path('lines.jsonl'), '--metric', 'rougeLsum'], code: 2, words: ['segment 2 (line 2 of the input files): ROUGE-Lsum: the union LCS of 9000 x 9000 sentences', 'exceeds the bound'] },
   { name: 'score with an unknown option', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--metric', 'bleu', '--metrics', 'x'], code: 2, words: ["unknown option '--metrics'"] },
   // compare
   { name: 'compare --samples 1e11', args: () => ['compare', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--hyps', path('refs.txt'), '--metric', 'bleu', '--paired-bs', '--samples', '1e11'], code: 2, words: ['--samples must be an integer from 1 to 1000000'] },

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rouge, parseMetric, rougeTokens, scoreCorpus } from '../src/index.js';
 import { lcsIndices, lcsLength, rougeL, rougeLsum, type PRF } from '../src/metrics/rouge.js';
-import { MAX_ALIGNMENT_CELLS, lcsLengthOfIds } from '../src/text/lcs.js';
+import { MAX_LCS_WORD_STEPS, alignmentSteps, lcsLengthOfIds } from '../src/text/lcs.js';
+import { WorkBoundError } from '../src/errors.js';
 import { ROOT, vector } from './helpers.js';
 
 const v = vector('rouge.json');
@@ -159,6 +160,8 @@ describe('LCS without n*m tables (issue 10)', () => {
       expect(lcsLength(b, a)).toBe(expected);
       const indices = backtrack(a, b);
       expect(lcsIndices(a, b)).toEqual(indices);
+      // Rows kept only every ~sqrt(rows) and recomputed block by block (the path of tables past 64 MB).
+      expect(lcsIndices(a, b, 0)).toEqual(indices);
       if (a.length && b.length) expect(rougeLsum([a], [b]).recall).toBe(expected / a.length);
     }
   });
@@ -222,9 +225,62 @@ describe('LCS without n*m tables (issue 10)', () => {
     }
   });
 
-  it('ROUGE-Lsum alignments are bounded', () => {
-    const long = Array.from({ length: 2 ** 15 + 1 }, (_, i) => `t${i}`);
-    expect(long.length ** 2).toBeGreaterThan(MAX_ALIGNMENT_CELLS);
-    expect(() => lcsIndices(long, long)).toThrow(RangeError);
+  it('ROUGE-Lsum unions equal rouge-score _summary_level_lcs (transcribed) on 300 random multi-sentence pairs', () => {
+    /** rouge-score's _summary_level_lcs with its _union_lcs, over the full-table backtrack above. */
+    const summaryLevel = (refSents: string[][], canSents: string[][]) => {
+      const m = refSents.flat().length;
+      const n = canSents.flat().length;
+      if (!m || !n) return { precision: 0, recall: 0 };
+      const countsR = new Map<string, number>();
+      const countsC = new Map<string, number>();
+      for (const t of refSents.flat()) countsR.set(t, (countsR.get(t) ?? 0) + 1);
+      for (const t of canSents.flat()) countsC.set(t, (countsC.get(t) ?? 0) + 1);
+      let hits = 0;
+      for (const r of refSents) {
+        const union = [...new Set(canSents.flatMap((c) => backtrack(r, c)))].sort((x, y) => x - y);
+        for (const idx of union) {
+          const t = r[idx];
+          if (countsC.get(t)! > 0 && countsR.get(t)! > 0) {
+            hits++;
+            countsC.set(t, countsC.get(t)! - 1);
+            countsR.set(t, countsR.get(t)! - 1);
+          }
+        }
+      }
+      return { precision: hits / n, recall: hits / m };
+    };
+    const r = rng(311);
+    for (let k = 0; k < 300; k++) {
+      const alphabet = [2, 5, 40][k % 3];
+      // sentence lengths spread over both sides of the small-pair table (4096 cells): 0 to 150 tokens
+      const sentences = () => Array.from({ length: 1 + Math.floor(r() * 5) }, () => random(r, Math.floor(r() * (k % 4 === 3 ? 150 : 20)), alphabet));
+      const refSents = sentences();
+      const canSents = k % 2 ? refSents.map((s) => mutate(r, s, alphabet)) : sentences();
+      const expected = summaryLevel(refSents, canSents);
+      const got = rougeLsum(refSents, canSents);
+      expect(got.precision).toBe(expected.precision);
+      expect(got.recall).toBe(expected.recall);
+    }
+  });
+
+  it('ROUGE-Lsum aligns a 33,000-token sentence (past the 64 MB table) exactly', () => {
+    // Two sentences a side, so the alignment is needed: 'a' x 33,000 then 'b' (once in the reference, twice in the
+    // prediction). The LCS of the long sentences is all of them, 'b' clips to one hit: 33,001 of 33,001 and 33,002.
+    const long = new Array<string>(33_000).fill('a');
+    const got = rougeLsum([long, ['b']], [long, ['b', 'b']]);
+    expect(got.recall).toBe(1);
+    expect(got.precision).toBe(33_001 / 33_002);
+  });
+
+  it('alignments, unions and LCS lengths past the work bound are a WorkBoundError (an input error), in bounded time', () => {
+    const long = Array.from({ length: 120_000 }, (_, i) => `t${i % 7}`);
+    expect(alignmentSteps(long.length, long.length)).toBeGreaterThan(MAX_LCS_WORD_STEPS);
+    expect(() => lcsIndices(long, long)).toThrow(WorkBoundError);
+    // 2^26 sentence pairs: refused before any alignment
+    const lines = Array.from({ length: 9000 }, () => ['x']);
+    expect(() => rougeLsum(lines, lines)).toThrow(/union LCS of 9000 x 9000 sentences .* exceeds the bound/);
+    // 3,000 one-token lines each side pass: each line matches one of the other side
+    const fewer = lines.slice(0, 3000);
+    expect(rougeLsum(fewer, fewer).recall).toBe(1);
   });
 });

@@ -31,8 +31,8 @@ try {
     const ends = w + 1 < windows.length ? windows[w + 1].offsets.map((o) => o ?? Infinity) : undefined;
     const accumulator = new ScoreAccumulator(metrics, task.systems, task.options);
     try {
-      for (const { refs, hyps } of parallelSegments(task.refPaths, task.hypPaths, { window: { line, offsets: offsets as number[], ends } })) {
-        accumulator.add(refs, hyps);
+      for (const { refs, hyps, index } of parallelSegments(task.refPaths, task.hypPaths, { window: { line, offsets: offsets as number[], ends } })) {
+        accumulator.add(refs, hyps, index);
         if (++pending === 1000) {
           claims.addWorkerSegments(pending);
           pending = 0;

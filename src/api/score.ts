@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { InputError, UsageError } from '../errors.js';
+import { InputError, UsageError, WorkBoundError } from '../errors.js';
 import { parallelSegments } from '../io/segments.js';
 import { loadMetrics, parseSpec } from '../metrics/specs.js';
 import type { Metric, StatisticsMatrix } from '../metrics/metric.js';
@@ -102,15 +102,18 @@ export class ScoreAccumulator {
     this.row = metrics.map((m) => new Float64Array(m.statsSize));
   }
 
-  /** Adds one segment: its references and each system's hypothesis, in system order. */
-  add(refs: readonly string[], hyps: readonly string[]): void {
+  /**
+   * Adds one segment: its references and each system's hypothesis, in system order. `index` (0-based, the line of
+   * every input file) names the segment in a WorkBoundError.
+   */
+  add(refs: readonly string[], hyps: readonly string[], index?: number): void {
     this.nrefs = this.nrefs === null ? refs.length : this.nrefs === refs.length ? this.nrefs : 'var';
     this.metrics.forEach((metric, m) => {
-      const refInfo = metric.prepareReferences(refs); // shared by every system
+      const refInfo = withSegment(metric, index, () => metric.prepareReferences(refs)); // shared by every system
       const row = this.row[m];
       hyps.forEach((hyp, s) => {
         row.fill(0);
-        metric.segmentStatistics(hyp, refInfo, row, 0);
+        withSegment(metric, index, () => metric.segmentStatistics(hyp, refInfo, row, 0));
         this.sums[m][s].add(row);
         this.matrices?.[m][s].push(row);
         if (this.segmentScores) {
@@ -188,6 +191,16 @@ export class ScoreAccumulator {
       });
     });
     return report;
+  }
+}
+
+/** Runs a metric's work on one segment; a WorkBoundError gains the metric and the segment's line. */
+function withSegment<T>(metric: Metric<any>, index: number | undefined, work: () => T): T {
+  try {
+    return work();
+  } catch (e) {
+    if (!(e instanceof WorkBoundError) || index === undefined) throw e;
+    throw new WorkBoundError(`segment ${index + 1} (line ${index + 1} of the input files): ${metric.name}: ${e.message}`);
   }
 }
 
@@ -344,8 +357,8 @@ export async function scoreFiles(input: {
       return true;
     };
     const accumulator = new ScoreAccumulator(metrics, input.systems, options);
-    for (const { refs, hyps } of parallelSegments(input.refPaths, input.hypPaths, { atLineStart })) {
-      accumulator.add(refs, hyps);
+    for (const { refs, hyps, index } of parallelSegments(input.refPaths, input.hypPaths, { atLineStart })) {
+      accumulator.add(refs, hyps, index);
       input.onSegment?.(accumulator.segments + claims.workerSegments);
     }
     const results = await Promise.all(threads.map((t) => t.result));
@@ -414,7 +427,14 @@ function fileSize(path: string): number {
 
 /** A worker's error as the typed error it was, so the CLI maps it as usual. */
 function rebuildError(e: NonNullable<WorkerResult['error']>): Error {
-  const error = e.name === 'UsageError' || e.name === 'SpecError' || e.name === 'UnknownLanguageError' ? new UsageError(e.message) : e.name === 'InputError' ? new InputError(e.message) : new Error(e.message);
+  const error =
+    e.name === 'UsageError' || e.name === 'SpecError' || e.name === 'UnknownLanguageError'
+      ? new UsageError(e.message)
+      : e.name === 'WorkBoundError'
+        ? new WorkBoundError(e.message)
+        : e.name === 'InputError'
+          ? new InputError(e.message)
+          : new Error(e.message);
   if (error instanceof InputError) Object.assign(error, { file: e.file, line: e.line });
   if (e.stack) error.stack = e.stack;
   return error;
@@ -437,11 +457,11 @@ export async function scoreSegments(
 /** The streaming loop over metrics that are already loaded (callers that loaded them do not load them again). */
 function accumulate(
   metrics: Metric<any>[],
-  input: { stream: Iterable<{ refs: readonly string[]; hyps: readonly string[] }>; systems: readonly string[]; onSegment?: (done: number) => void } & ScoreOptions,
+  input: { stream: Iterable<{ refs: readonly string[]; hyps: readonly string[]; index?: number }>; systems: readonly string[]; onSegment?: (done: number) => void } & ScoreOptions,
 ): ScoreReport {
   const accumulator = new ScoreAccumulator(metrics, input.systems, input);
-  for (const { refs, hyps } of input.stream) {
-    accumulator.add(refs, hyps);
+  for (const { refs, hyps, index } of input.stream) {
+    accumulator.add(refs, hyps, index);
     input.onSegment?.(accumulator.segments);
   }
   return accumulator.report();
@@ -458,7 +478,7 @@ export async function scoreSystems(
   }
   const metrics = await readyMetrics(input.metrics);
   for (const m of metrics) m.fitReferences?.(input.references);
-  const stream = input.references.map((refs, i) => ({ refs, hyps: input.systems.map((s) => s.hypotheses[i]) }));
+  const stream = input.references.map((refs, i) => ({ refs, hyps: input.systems.map((s) => s.hypotheses[i]), index: i }));
   return accumulate(metrics, { ...input, stream, systems: input.systems.map((s) => s.name) });
 }
 

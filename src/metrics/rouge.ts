@@ -1,5 +1,6 @@
 import { codeTokens } from '../text/code-tokenizer.js';
-import { lcsIndices, lcsLength, lcsLengthOfIds } from '../text/lcs.js';
+import { WorkBoundError } from '../errors.js';
+import { alignmentSteps, lcsIndices, lcsLength, lcsLengthOfIds, MAX_LCS_WORD_STEPS } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
 import { BoundedCache, SEGMENT_CACHE_ENTRIES } from './bounded-cache.js';
 import { VERSION } from '../version.js';
@@ -92,7 +93,17 @@ export function rougeL(target: readonly string[], prediction: readonly string[])
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
 }
 
-/** rouge-score `_summary_level_lcs`: union LCS per reference sentence, clipped by token counts. */
+/** Sentence pairs of at most this many cells are aligned by a plain DP table (no set-up), larger ones by lcsIndices. */
+const SMALL_ALIGNMENT_CELLS = 4096;
+/** What one sentence pair costs beyond its cells or word steps, in ROUGE-Lsum's work count. */
+const PAIR_STEPS = 16;
+let dpScratch = new Int32Array(SMALL_ALIGNMENT_CELLS + 256);
+
+/**
+ * rouge-score `_summary_level_lcs`: union LCS per reference sentence, clipped by token counts. Its work is
+ * bounded: sentence pairs times PAIR_STEPS, plus the cells of small pairs and the word steps of large ones, at
+ * most MAX_LCS_WORD_STEPS (a WorkBoundError past it): 7,500 one-token lines each side still pass, in about 2 s.
+ */
 export function rougeLsum(targetSents: readonly string[][], predictionSents: readonly string[][]): PRF {
   if (targetSents.length === 0 || predictionSents.length === 0) return ZERO;
   const m = targetSents.reduce((s, x) => s + x.length, 0);
@@ -104,28 +115,81 @@ export function rougeLsum(targetSents: readonly string[][], predictionSents: rea
     const hits = lcsLength(targetSents[0], predictionSents[0]);
     return { precision: hits / n, recall: hits / m, fmeasure: fmeasure(hits / n, hits / m) };
   }
-  const countsR = new Map<string, number>();
-  const countsC = new Map<string, number>();
-  for (const s of targetSents) for (const t of s) countsR.set(t, (countsR.get(t) ?? 0) + 1);
-  for (const s of predictionSents) for (const t of s) countsC.set(t, (countsC.get(t) ?? 0) + 1);
+  const pairs = targetSents.length * predictionSents.length;
+  const tooMuch = () =>
+    new WorkBoundError(`the union LCS of ${targetSents.length} x ${predictionSents.length} sentences (${m} x ${n} tokens) exceeds the bound of ${MAX_LCS_WORD_STEPS} steps (split such long texts)`);
+  if (pairs * PAIR_STEPS > MAX_LCS_WORD_STEPS) throw tooMuch();
+  // Integer ids for the segment's tokens: the pairs compare numbers, and the clipping counts live in arrays.
+  const ids = new Map<string, number>();
+  const toIds = (sentence: readonly string[]): Int32Array => {
+    const out = new Int32Array(sentence.length);
+    for (let i = 0; i < sentence.length; i++) {
+      let id = ids.get(sentence[i]);
+      if (id === undefined) ids.set(sentence[i], (id = ids.size));
+      out[i] = id;
+    }
+    return out;
+  };
+  const refs = targetSents.map(toIds);
+  const cans = predictionSents.map(toIds);
+  const countsR = new Int32Array(ids.size);
+  const countsC = new Int32Array(ids.size);
+  for (const r of refs) for (const t of r) countsR[t]++;
+  for (const c of cans) for (const t of c) countsC[t]++;
+  let steps = 0;
   let hits = 0;
-  for (const r of targetSents) {
-    const union = new Set<number>();
-    for (const c of predictionSents) for (const idx of lcsIndices(r, c)) union.add(idx);
-    for (const idx of [...union].sort((a, b) => a - b)) {
+  for (const r of refs) {
+    const inUnion = new Uint8Array(r.length);
+    for (const c of cans) {
+      const cells = r.length * c.length;
+      steps += PAIR_STEPS + (cells <= SMALL_ALIGNMENT_CELLS ? cells : alignmentSteps(r.length, c.length));
+      if (steps > MAX_LCS_WORD_STEPS) throw tooMuch();
+      if (cells === 0) continue;
+      if (cells <= SMALL_ALIGNMENT_CELLS) markSmallAlignment(r, c, inUnion);
+      else for (const idx of lcsIndices(r, c)) inUnion[idx] = 1;
+    }
+    for (let idx = 0; idx < r.length; idx++) {
+      if (!inUnion[idx]) continue;
       const t = r[idx];
-      const cc = countsC.get(t) ?? 0;
-      const cr = countsR.get(t) ?? 0;
-      if (cc > 0 && cr > 0) {
+      if (countsC[t] > 0 && countsR[t] > 0) {
         hits++;
-        countsC.set(t, cc - 1);
-        countsR.set(t, cr - 1);
+        countsC[t]--;
+        countsR[t]--;
       }
     }
   }
   const recall = hits / m;
   const precision = hits / n;
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
+}
+
+/** Marks in `inUnion` the indices into r of the LCS lcsIndices(r, c) picks, from a full DP table (small pairs). */
+function markSmallAlignment(r: Int32Array, c: Int32Array, inUnion: Uint8Array): void {
+  const rows = r.length;
+  const width = c.length + 1;
+  if (dpScratch.length < (rows + 1) * width) dpScratch = new Int32Array((rows + 1) * width);
+  const T = dpScratch;
+  T.fill(0, 0, width);
+  for (let i = 1; i <= rows; i++) {
+    const row = i * width;
+    const above = row - width;
+    const x = r[i - 1];
+    T[row] = 0;
+    for (let j = 1; j < width; j++) {
+      T[row + j] = x === c[j - 1] ? T[above + j - 1] + 1 : Math.max(T[above + j], T[row + j - 1]);
+    }
+  }
+  // rouge-score's _backtrack_norec: a match, else left when T[i][j-1] > T[i-1][j], else up.
+  let i = rows;
+  let j = c.length;
+  while (i > 0 && j > 0) {
+    if (r[i - 1] === c[j - 1]) {
+      inUnion[i - 1] = 1;
+      i--;
+      j--;
+    } else if (T[i * width + j - 1] > T[(i - 1) * width + j]) j--;
+    else i--;
+  }
 }
 
 /** rouge-score splits summaries into sentences on newlines and drops empty ones. */

@@ -9,6 +9,8 @@
  * in V8's unboxed small integers); the only dependency between words is the carry of the addition, low to high.
  */
 
+import { WorkBoundError } from '../errors.js';
+
 const ONES = -1; // all 32 bits set, as an Int32Array holds it
 
 /**
@@ -34,6 +36,19 @@ function popcount(x: number): number {
  * look-ups plus about 256 word steps per matching (token, stripe) pair, far below n * m / 32 word steps.
  */
 const STRIPE_WORDS = 256;
+
+/**
+ * Work bound of one LCS, in 32-bit word steps plus one per text look-up: 2^30 is about 4 s here, reached for
+ * example by two lines of 200k tokens from a handful of distinct ones (on large vocabularies far longer lines pass:
+ * a text token absent from a stripe costs one look-up, so two 1M-token lines of distinct words take ~3 s). rouge-score
+ * itself would build a table of 4e10 Python ints for such a pair. Past the bound a WorkBoundError says so; the
+ * scoring loop adds which segment it was.
+ */
+export const MAX_LCS_WORD_STEPS = 2 ** 30;
+
+function lcsBoundError(what: string): WorkBoundError {
+  return new WorkBoundError(`${what} exceeds the bound of ${MAX_LCS_WORD_STEPS} word steps (split such long lines)`);
+}
 
 /**
  * Scratch buffers of lcsLength, kept between calls and grown on demand (on short sequences, the common case, the
@@ -196,6 +211,7 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
   const low = lowScratch.get(rowsMax); // first and last word of the stripe where each row's token occurs
   const high = highScratch.get(rowsMax);
   let lcs = 0;
+  let steps = 0;
   for (let w0 = 0; w0 < words; w0 += STRIPE_WORDS) {
     const sw = Math.min(STRIPE_WORDS, words - w0);
     const inStripe: number[] = [];
@@ -216,13 +232,16 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
     // Lowest word holding a zero bit. It only moves down: the zero bits of V below any position count an LCS
     // length, which never decreases as the text goes on. The words below it are all ones and pass a carry on.
     let first = sw;
+    steps += n; // one look-up per text token
     for (let j = 0; j < n; j++) {
+      if ((j & 0xffff) === 0 && steps > MAX_LCS_WORD_STEPS) break; // the scratch is cleaned up below first
       const row = slot[text[j]];
       let c = carry[j];
       if (row === 0 && c === 0) continue; // no match bits, no carry: the stripe is unchanged
       // Words below the token's first occurrence are unchanged, unless a carry comes in; it passes through the
       // all-ones words below `first`. Past the token's last occurrence only a carry changes anything.
       let k = c ? Math.min(first, low[row]) : low[row];
+      const from = k;
       const end = high[row];
       const base = row * sw;
       for (; k < sw && (k <= end || c); k++) {
@@ -235,6 +254,7 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
         V[k] = next;
         if (next !== ONES && k < first) first = k;
       }
+      steps += k - from;
       carry[j] = c;
     }
     // Zero bits of V within the pattern (bits past its end stay one: their mask bits are 0 and V's are 1).
@@ -244,76 +264,146 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
     }
     for (const id of inStripe) slot[id] = 0;
     masks.fill(0, 0, (inStripe.length + 1) * sw);
+    if (steps > MAX_LCS_WORD_STEPS) throw lcsBoundError(`an LCS of ${m} x ${n} tokens`);
   }
   return lcs;
 }
 
 /**
- * Largest alignment table lcsIndices builds, in cells (one bit each: 128 MB). The alignment has to be the very
- * LCS that rouge-score's `_backtrack_norec` picks, since ROUGE-Lsum unions and clips its tokens, so a
- * linear-space method such as Hirschberg's (which finds *an* LCS, with other tie-breaking) would change scores;
- * the table is kept instead, compressed 32-fold, and bounded.
+ * Largest alignment table lcsIndices keeps whole, in 32-bit words (64 MB). The alignment has to be the very LCS
+ * that rouge-score's `_backtrack_norec` picks, since ROUGE-Lsum unions and clips its tokens, so a linear-space
+ * method such as Hirschberg's (which finds *an* LCS, with other tie-breaking) would change scores. The table is
+ * kept instead, one bit per cell; past this size only every B-th row is kept (B ~ sqrt(rows)), and the rows of a
+ * block are computed again from its first when the backtracking reaches it: twice the work, O(sqrt(rows) W) memory.
  */
-export const MAX_ALIGNMENT_CELLS = 2 ** 30;
+export const MAX_TABLE_WORDS = 1 << 24;
+
+/** Word steps lcsIndices(ref, can) takes at most (forward pass, recomputed blocks, backtracking): its work bound. */
+export function alignmentSteps(rows: number, cols: number): number {
+  return 3 * rows * ((cols + 31) >>> 5);
+}
 
 /**
  * Indices into `ref` of one LCS with `can`, chosen by rouge-score's `_backtrack_norec` tie-breaking: from the end,
  * take a match, else step left when T[i][j-1] > T[i-1][j], else up, T being the LCS-length table. Row i of T is
  * stored as the bit-parallel vector V after ref[0..i) (T[i][j] = the zero bits of V below j), filled in
- * O(|ref| |can| / 32) word steps; its masks (distinct shared tokens x words) are no larger than the table.
+ * O(|ref| |can| / 32) word steps. `tableWords` (tests) moves the size past which rows are recomputed.
  */
-export function lcsIndices<T>(ref: readonly T[], can: readonly T[]): number[] {
+export function lcsIndices<T>(ref: ArrayLike<T>, can: ArrayLike<T>, tableWords = MAX_TABLE_WORDS): number[] {
   const rows = ref.length;
   const cols = can.length;
   if (rows === 0 || cols === 0) return [];
-  if (rows * cols > MAX_ALIGNMENT_CELLS) {
-    throw new RangeError(`LCS alignment of ${rows} x ${cols} tokens exceeds ${MAX_ALIGNMENT_CELLS} cells (ROUGE-Lsum aligns each reference sentence with each predicted one; split such long lines into sentences)`);
-  }
+  if (alignmentSteps(rows, cols) > MAX_LCS_WORD_STEPS) throw lcsBoundError(`an LCS alignment of ${rows} x ${cols} tokens`);
   const W = (cols + 31) >>> 5;
   const ids = new Map<T, number>();
-  for (const x of ref) if (!ids.has(x)) ids.set(x, -1);
-  const maskList: Int32Array[] = [];
+  for (let i = 0; i < rows; i++) if (!ids.has(ref[i])) ids.set(ref[i], -1);
+  // Each shared token's match words in `can`: (word index, bits) pairs, ascending, in compressed rows (token t's
+  // are pairs start[t] .. start[t + 1]). At most min(occurrences, W) pairs a token, so at most `cols` in all, where
+  // dense masks (W words a token) could outgrow the table itself.
+  const canIds = new Int32Array(cols);
+  let shared = 0;
   for (let j = 0; j < cols; j++) {
     let id = ids.get(can[j]);
-    if (id === undefined) continue; // absent from ref: never matched
-    if (id < 0) {
-      ids.set(can[j], (id = maskList.length));
-      maskList.push(new Int32Array(W));
-    }
-    maskList[id][j >>> 5] |= 1 << (j & 31);
+    if (id !== undefined && id < 0) ids.set(can[j], (id = shared++));
+    canIds[j] = id ?? -1;
   }
-  const table = new Int32Array((rows + 1) * W);
-  table.fill(ONES, 0, W);
-  for (let i = 1; i <= rows; i++) {
-    const prev = (i - 1) * W;
-    const cur = i * W;
-    const id = ids.get(ref[i - 1])!;
-    if (id < 0) {
-      table.copyWithin(cur, prev, cur);
-      continue;
+  const start = new Int32Array(shared + 1);
+  const lastWord = new Int32Array(shared).fill(-1);
+  for (let j = 0; j < cols; j++) {
+    const t = canIds[j];
+    if (t >= 0 && lastWord[t] !== j >>> 5) {
+      lastWord[t] = j >>> 5;
+      start[t + 1]++;
     }
-    const mask = maskList[id];
+  }
+  for (let t = 0; t < shared; t++) start[t + 1] += start[t];
+  const wordIndex = new Int32Array(start[shared]);
+  const wordBits = new Int32Array(start[shared]);
+  const next = start.slice(0, shared); // the pair each token fills next
+  lastWord.fill(-1);
+  for (let j = 0; j < cols; j++) {
+    const t = canIds[j];
+    if (t < 0) continue;
+    if (lastWord[t] !== j >>> 5) {
+      lastWord[t] = j >>> 5;
+      wordIndex[next[t]++] = j >>> 5;
+    }
+    wordBits[next[t] - 1] |= 1 << (j & 31);
+  }
+  /**
+   * Row i of T (i >= 1) into dst at `to`, from row i-1 in src at `from`. Words without match bits and without an
+   * incoming carry are unchanged, so after the copy only the token's match words, and the carry runs after them,
+   * are visited.
+   */
+  const advance = (src: Int32Array, from: number, dst: Int32Array, to: number, i: number): void => {
+    dst.set(src.subarray(from, from + W), to);
+    const id = ids.get(ref[i - 1])!;
+    if (id < 0) return;
+    let p = start[id];
+    const pEnd = start[id + 1];
+    let k = wordIndex[p];
     let c = 0;
-    for (let k = 0; k < W; k++) {
-      const v = table[prev + k];
-      const mk = mask[k];
+    while (k < W) {
+      const mk = p < pEnd && wordIndex[p] === k ? wordBits[p++] : 0;
+      const v = dst[to + k];
       const u = v & mk;
       const sum = (v + u + c) | 0;
       c = carryOut(v, u, sum);
-      table[cur + k] = sum | (v & ~mk);
+      dst[to + k] = sum | (v & ~mk);
+      if (c) k++;
+      else if (p < pEnd) k = wordIndex[p];
+      else break; // the carry out of the top word is dropped, as in the full addition
+    }
+  };
+  const whole = (rows + 1) * W <= tableWords;
+  // Whole: every row. Otherwise rows 0, B, 2B, ... (checkpoints), and one block of rows b*B .. b*B+B at a time.
+  const B = whole ? rows + 1 : Math.ceil(Math.sqrt(rows + 1));
+  const checkpoints = new Int32Array((whole ? rows + 1 : Math.floor(rows / B) + 1) * W);
+  checkpoints.fill(ONES, 0, W);
+  if (whole) {
+    for (let i = 1; i <= rows; i++) advance(checkpoints, (i - 1) * W, checkpoints, i * W, i);
+  } else {
+    const rolling = new Int32Array(2 * W);
+    rolling.fill(ONES, 0, W);
+    for (let i = 1; i <= rows; i++) {
+      advance(rolling, ((i - 1) & 1) * W, rolling, (i & 1) * W, i);
+      if (i % B === 0) checkpoints.set(rolling.subarray((i & 1) * W, (i & 1) * W + W), (i / B) * W);
     }
   }
+  const block = whole ? checkpoints : new Int32Array((B + 1) * W);
+  let loaded = -1;
+  /** Where row i lies: sets `table` and returns the row's offset in it. */
+  let table = checkpoints;
+  const rowAt = (i: number): number => {
+    if (whole) return i * W;
+    const b = Math.floor(i / B);
+    if (i === b * B) {
+      table = checkpoints;
+      return b * W;
+    }
+    if (loaded !== b) {
+      block.set(checkpoints.subarray(b * W, b * W + W), 0);
+      const last = Math.min(B, rows - b * B);
+      for (let k = 1; k <= last; k++) advance(block, (k - 1) * W, block, k * W, b * B + k);
+      loaded = b;
+    }
+    table = block;
+    return (i - b * B) * W;
+  };
   /** T[i][j]: the zero bits of row i below bit j. */
   const value = (i: number, j: number): number => {
     let zeros = 0;
-    const base = i * W;
+    const base = rowAt(i);
     for (let k = 0; k < j >>> 5; k++) zeros += 32 - popcount(table[base + k]);
     const rest = j & 31;
     if (rest) zeros += rest - popcount(table[base + (j >>> 5)] & ((1 << rest) - 1));
     return zeros;
   };
   /** T[i][j] - T[i][j-1], 0 or 1. */
-  const step = (i: number, j: number): number => 1 - ((table[i * W + ((j - 1) >>> 5)] >>> ((j - 1) & 31)) & 1);
+  const step = (i: number, j: number): number => {
+    const base = rowAt(i);
+    return 1 - ((table[base + ((j - 1) >>> 5)] >>> ((j - 1) & 31)) & 1);
+  };
   const indices: number[] = [];
   let i = rows;
   let j = cols;
