@@ -101,6 +101,16 @@ describe('comment and docstring removal equals codebleu', () => {
       expect(removeCommentsAndDocstrings(c.source, 'python')).toBe(c.removed);
     }
   });
+
+  // Quotes, backslashes, prefixes, CR and LF at random (`\` + CR inside a string once ended it early: JavaScript's
+  // `.` excludes CR, Python's does not), and long lines of unended strings that were once rescanned quadratically.
+  const random = vector('python-tokenize-random.json');
+  it(`tokens and errors equal CPython ${random.python}'s on ${random.cases.length} random and long-line sources`, () => {
+    for (const c of random.cases) {
+      if (c.error) expect(() => pythonTokens(c.source), JSON.stringify(c.source)).toThrow(c.error);
+      else expect(pythonTokens(c.source).map((t) => [t.type, t.string, t.start, t.end]), JSON.stringify(c.source)).toEqual(c.tokens);
+    }
+  });
 });
 
 describe('subtree identities equal tree-sitter S-expressions', () => {

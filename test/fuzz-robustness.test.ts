@@ -129,12 +129,19 @@ describe('code metrics on odd input, every language', () => {
       await checkSpec(`ruby:lang=${lang}`, hyps, refs);
     });
   }
-  it('codebleu-cgm: finite, in range, the same on every run (empty references left out: they give NaN, an open bug)', async () => {
-    const [hyps, refs] = pairsOf(
-      inputs.filter((s) => s !== ''),
-      REAL_PYTHON,
-    );
+  it('codebleu-cgm: finite, in range, the same on every run, empty and blank references included', async () => {
+    const [hyps, refs] = pairsOf(inputs, REAL_PYTHON);
     await checkSpec('codebleu-cgm', hyps, refs);
+  });
+  it('codebleu-cgm of an empty reference: the two BLEU parts are dropped (the original divides by zero), AST counts', async () => {
+    const metric = parseMetric('codebleu-cgm');
+    await metric.ready?.();
+    const cgm = metric as unknown as { parts(c: string, r: string): { parts: number[]; score: number } };
+    // Two empty modules have the same one-node tree: AST 1, data flow -1 (no edges): the score is 1.
+    expect(cgm.parts('', '')).toEqual({ parts: [-1, -1, 1, -1], score: 1 });
+    expect(cgm.parts(' \n\t', '')).toEqual({ parts: [-1, -1, 1, -1], score: 1 });
+    // A function against an empty reference: the module shapes differ, AST 0.
+    expect(cgm.parts('def f(a):\n    return a\n', '')).toEqual({ parts: [-1, -1, 0, -1], score: 0 });
   });
 });
 

@@ -5,8 +5,6 @@
  */
 const PY_WS_CLASS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 export const PY_WS_RUN = new RegExp(`[${PY_WS_CLASS}]+`, 'g');
-const PY_WS_TRAIL = new RegExp(`[${PY_WS_CLASS}]+$`);
-const PY_WS_LEAD = new RegExp(`^[${PY_WS_CLASS}]+`);
 
 /** Whether a UTF-16 unit is whitespace for Python's str.split() (all Python whitespace is in the BMP). */
 export function isPyWhitespace(c: number): boolean {
@@ -40,9 +38,16 @@ export function pyRstrip(s: string): string {
   return end === s.length ? s : s.slice(0, end);
 }
 
-/** Python `str.strip()` with no arguments. */
+/**
+ * Python `str.strip()` with no arguments. A scan from both ends: a regex `[ws]+$` is retried at every start of a
+ * whitespace run, quadratic on a long run in the middle of a line.
+ */
 export function pyStrip(s: string): string {
-  return s.replace(PY_WS_TRAIL, '').replace(PY_WS_LEAD, '');
+  let start = 0;
+  let end = s.length;
+  while (end > 0 && isPyWhitespace(s.charCodeAt(end - 1))) end--;
+  while (start < end && isPyWhitespace(s.charCodeAt(start))) start++;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
 }
 
 /** Python `' '.join(s.split())`. */

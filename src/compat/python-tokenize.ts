@@ -18,6 +18,7 @@ export class PythonTokenizeError extends Error {}
 
 const PREFIXES = ['', 'RB', 'U', 'br', 'fR', 'Fr', 'b', 'RF', 'rF', 'r', 'B', 'rb', 'Br', 'rf', 'FR', 'bR', 'R', 'Rf', 'rB', 'u', 'f', 'Rb', 'BR', 'F', 'fr'];
 const PREFIX = `(?:${PREFIXES.join('|')})`;
+const STRING_PREFIXES = new Set(PREFIXES);
 const TRIPLE_START = `${PREFIX}'''|${PREFIX}"""`;
 const NUMBER =
   '(?:[0-9](?:_?[0-9])*[jJ]|(?:(?:[0-9](?:_?[0-9])*\\.(?:[0-9](?:_?[0-9])*)?|\\.[0-9](?:_?[0-9])*)(?:[eE][-+]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][-+]?[0-9](?:_?[0-9])*)[jJ])' +
@@ -26,15 +27,24 @@ const NUMBER =
 const OPERATORS = ['~', '}', '|=', '|', '{', '^=', '^', ']', '[', '@=', '@', '>>=', '>>', '>=', '>', '==', '=', '<=', '<<=', '<<', '<', ';', ':=', ':', '/=', '//=', '//', '/', '...', '.', '->', '-=', '-', ',', '+=', '+', '*=', '**=', '**', '*', ')', '(', '&=', '&', '%=', '%', '!='];
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const FUNNY = `\\r?\\n|(?:${OPERATORS.map(escapeRe).join('|')})`;
-const CONT_STR = `${PREFIX}'[^\\n'\\\\]*(?:\\\\.[^\\n'\\\\]*)*(?:'|\\\\\\r?\\n)|${PREFIX}"[^\\n"\\\\]*(?:\\\\.[^\\n"\\\\]*)*(?:"|\\\\\\r?\\n)`;
+// Python's `.` (no DOTALL) is any character but \n; JavaScript's also excludes \r, U+2028 and U+2029: `[^\n]`.
+const CONT_SINGLE = `${PREFIX}'[^\\n'\\\\]*(?:\\\\[^\\n][^\\n'\\\\]*)*(?:'|\\\\\\r?\\n)`;
+const CONT_DOUBLE = `${PREFIX}"[^\\n"\\\\]*(?:\\\\[^\\n][^\\n"\\\\]*)*(?:"|\\\\\\r?\\n)`;
 const WORD = '[\\p{L}\\p{Nl}\\p{Mn}\\p{Mc}\\p{Nd}\\p{Pc}\\p{No}]+';
 // CPython: PseudoToken = Whitespace + group(PseudoExtras, Number, Funny, ContStr, Name)
-const PSEUDO_TOKEN = new RegExp(`[ \\f\\t]*((?:\\\\\\r?\\n|(?![\\s\\S])|#[^\\r\\n]*|${TRIPLE_START})|(?:${NUMBER})|(?:${FUNNY})|(?:${CONT_STR})|${WORD})`, 'uy');
+const pseudoToken = (contStr: string[]) =>
+  new RegExp(`[ \\f\\t]*((?:\\\\\\r?\\n|(?![\\s\\S])|#[^\\r\\n]*|${TRIPLE_START})|(?:${NUMBER})|(?:${FUNNY})|${contStr.map((c) => `(?:${c})|`).join('')}${WORD})`, 'uy');
+const PSEUDO_TOKEN = pseudoToken([CONT_SINGLE, CONT_DOUBLE]);
+/**
+ * PseudoToken without the single-line string of one quote: used where that string is known not to end on the line
+ * (see `unendedFrom` in pythonTokens), to give the same match without rescanning the rest of the line.
+ */
+const WITHOUT_CONT: Record<string, RegExp> = { "'": pseudoToken([CONT_DOUBLE]), '"': pseudoToken([CONT_SINGLE]) };
 
-const END_SINGLE = /[^'\\]*(?:\\.[^'\\]*)*'/y;
-const END_DOUBLE = /[^"\\]*(?:\\.[^"\\]*)*"/y;
-const END_SINGLE3 = /[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''/y;
-const END_DOUBLE3 = /[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""/y;
+const END_SINGLE = /[^'\\]*(?:\\[^\n][^'\\]*)*'/y;
+const END_DOUBLE = /[^"\\]*(?:\\[^\n][^"\\]*)*"/y;
+const END_SINGLE3 = /[^'\\]*(?:(?:\\[^\n]|'(?!''))[^'\\]*)*'''/y;
+const END_DOUBLE3 = /[^"\\]*(?:(?:\\[^\n]|"(?!""))[^"\\]*)*"""/y;
 
 function isIdentifierStart(c: string): boolean {
   return /^[\p{L}\p{Nl}_]$/u.test(c);
@@ -103,7 +113,9 @@ export function pythonTokens(source: string): PyToken[] {
       if (pos === max) break;
       if ('#\r\n'.includes(line[pos])) {
         if (line[pos] === '#') {
-          const comment = line.slice(pos).replace(/[\r\n]+$/, '');
+          let end = max; // the comment without its line ending (a scan: a regex `[\r\n]+$` is quadratic on \r runs)
+          while (end > pos && (line[end - 1] === '\r' || line[end - 1] === '\n')) end--;
+          const comment = line.slice(pos, end);
           push('COMMENT', comment, [lnum, pos], [lnum, pos + comment.length]);
           pos += comment.length;
         }
@@ -124,8 +136,23 @@ export function pythonTokens(source: string): PyToken[] {
       continued = false;
     }
 
+    // A single-line string opened by the quote at column c that does not end on this line: unendedFrom[quote] = c.
+    // Every later quote of that kind was inside it as an escaped `\\'`, so the string it opens would scan the same
+    // rest of the line and not end either. Knowing it keeps a line of many such quotes linear (CPython's
+    // regex tokenizer, and this port before, rescanned the line from each: '"' + '\\"' x 20,000 took 3 s).
+    const unendedFrom: Record<string, number> = { "'": Infinity, '"': Infinity };
     while (pos < max) {
-      const m = matchAt(PSEUDO_TOKEN, line, pos);
+      // Where a single-line string would open: after blanks and up to two prefix letters, a quote not tripled.
+      let q = pos;
+      while (q < max && (line[q] === ' ' || line[q] === '\t' || line[q] === '\f')) q++;
+      const tokenStart = q;
+      while (q < tokenStart + 2 && q < max && ((line.charCodeAt(q) | 32) - 97) >>> 0 < 26) q++;
+      const quote = line[q] === "'" || line[q] === '"' ? line[q] : '';
+      const single = quote !== '' && !(line[q + 1] === quote && line[q + 2] === quote);
+      const m = matchAt(single && q > unendedFrom[quote] ? WITHOUT_CONT[quote] : PSEUDO_TOKEN, line, pos);
+      // No string from this quote, though the letters before it are a string prefix (the match, if any, is that
+      // prefix as a name, or nothing): the string it opens does not end on this line.
+      if (single && q <= unendedFrom[quote] && !(m && m.index + m[0].length > q) && STRING_PREFIXES.has(line.slice(tokenStart, q))) unendedFrom[quote] = q;
       // A match must move on: V8 can match the empty end-of-input alternative inside a surrogate pair.
       if (m && m.index + m[0].length > pos) {
         const start = m.index + m[0].length - m[1].length;

@@ -19,7 +19,8 @@ import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
  * - data flow: the original uses typilus graphs; we substitute next-use edges between occurrences of the same
  *   variable, variables numbered by first occurrence. This part is approximate (see the README's measurement).
  * Weights 0.1/0.1/0.4/0.4; a part that cannot be computed (reference without a data-flow edge or that Python 3
- * does not parse) is dropped and the remaining weights renormalised.
+ * does not parse; BLEU and weighted BLEU of a reference without tokens, where the original stops with
+ * ZeroDivisionError) is dropped and the remaining weights renormalised. The AST part always counts.
  */
 const WEIGHTS = [0.1, 0.1, 0.4, 0.4];
 const KEYWORD_WEIGHT = 4;
@@ -38,8 +39,12 @@ export function builtinTokens(code: string): string[] {
   }
 }
 
-/** Google NMT `compute_bleu` for one segment, no smoothing. */
+/**
+ * Google NMT `compute_bleu` for one segment, no smoothing. An empty reference (no tokens at all: empty or blank
+ * code) is -1, a part that cannot be computed: the original divides by its length and stops with ZeroDivisionError.
+ */
 function nmtBleu(reference: string[], translation: string[], maxOrder = 4): number {
+  if (reference.length === 0) return -1;
   const grams = (seq: string[]) => {
     const m = new Map<string, number>();
     for (let n = 1; n <= maxOrder; n++) {
@@ -79,6 +84,7 @@ function weightedBleu(reference: string[], candidate: string[]): number {
   const bp = ratio > 1 ? 1 : ratio === 0 ? 0 : Math.exp(1 - 1 / ratio);
   let possible = 0;
   for (const t of reference) possible += weight(t);
+  if (possible === 0) return -1; // an empty reference: the original divides by zero, as in nmtBleu
   const r = dict(reference);
   const c = dict(candidate);
   let matches = 0;
