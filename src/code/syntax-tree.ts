@@ -1,4 +1,5 @@
 import type { Language, Node as TsNode, Tree } from 'web-tree-sitter';
+import { WorkBoundError } from '../errors.js';
 import { loadedLanguages, parserFor, treeSitterExports, type LanguageId } from './languages.js';
 
 /**
@@ -41,10 +42,32 @@ export function textOf(parsed: { source: string }, node: SyntaxNode): string {
   return parsed.source.slice(node.startIndex, node.endIndex);
 }
 
-/** Parses `source` (the language must be loaded) into a plain tree. */
-export function parseCode(language: LanguageId, source: string): ParsedCode {
-  const tree = parserFor(language).parse(source);
-  if (!tree) throw new Error(`tree-sitter returned no tree for ${language} input`);
+/**
+ * Longest one parse may run, in milliseconds of wall time. tree-sitter's error recovery is super-linear on long
+ * broken input (240 KB of `x = 1` lines as Java: 33 s) and counts none of that work in its operations, so only a
+ * clock bounds it; valid code parses at ~1 MB/s here, far inside it. Past it a ParseBoundError: CodeBLEU stops
+ * with the segment named, RUBY drops to its string level, extraction keeps the code unsanitised.
+ */
+export const PARSE_TIME_LIMIT_MS = 10_000;
+
+/** A parse abandoned at its time limit (a WorkBoundError: an input error when nothing else can be done). */
+export class ParseBoundError extends WorkBoundError {
+  override name = 'WorkBoundError';
+}
+
+/**
+ * Parses `source` (the language must be loaded) into a plain tree. `deadline` (a performance.now() time) can
+ * share one limit among several parses; by default each parse gets PARSE_TIME_LIMIT_MS.
+ */
+export function parseCode(language: LanguageId, source: string, options: { deadline?: number } = {}): ParsedCode {
+  const deadline = options.deadline ?? performance.now() + PARSE_TIME_LIMIT_MS;
+  const parser = parserFor(language);
+  // Called every ~100 parser operations; returning true cancels the parse.
+  const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
+  if (!tree) {
+    parser.reset(); // else the next parse would resume this one, on the old source
+    throw new ParseBoundError(`tree-sitter ${language} parse of ${source.length} characters did not finish within ${PARSE_TIME_LIMIT_MS / 1000} s (error recovery on long broken code is super-linear; split or fix the input)`);
+  }
   try {
     const walker = fastWalker();
     return { language, source, root: walker ? walker(tree, source) : toPlainTree(tree, source), hasError: tree.rootNode.hasError };

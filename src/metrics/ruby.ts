@@ -2,10 +2,10 @@ import { graphEditDistance, type LabeledGraph } from '../code/graph-edit-distanc
 import { loadLanguage, type LanguageId } from '../code/languages.js';
 import { labeledSyntaxTree, programDependenceGraph } from '../code/pdg.js';
 import { parsesAsPython3 } from '../code/python3.js';
-import { parseCode, textOf } from '../code/syntax-tree.js';
+import { PARSE_TIME_LIMIT_MS, ParseBoundError, parseCode, textOf, type SyntaxNode } from '../code/syntax-tree.js';
 import { treeEditDistance, treeSize, zhangShashaWork, type LabeledTree } from '../code/tree-edit-distance.js';
 import { codeTokens } from '../text/code-tokenizer.js';
-import { UsageError } from '../errors.js';
+import { UsageError, WorkBoundError } from '../errors.js';
 import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import type { Metric } from './metric.js';
@@ -22,7 +22,9 @@ import type { Metric } from './metric.js';
  * Bounded work: a comparison whose graph or tree level would exceed the size and work bounds below falls down
  * RUBY's own ladder (graph -> tree -> string) instead, and says so: the segment label becomes e.g.
  * "string (graph, tree over budget)" and the corpus details count `graph_over_budget` / `tree_over_budget`.
- * The bounds count operations, never time, so scores are the same on every machine.
+ * The bounds count operations, never time, so scores are the same on every machine; the one exception is
+ * tree-sitter's parse time limit (PARSE_TIME_LIMIT_MS), reached only by long broken code, where both levels count
+ * as over budget. The string level's bound has nothing below it: past it a WorkBoundError.
  * With several references the best one counts. Statistics: [score, 1, graph, tree, string, graph over budget,
  * tree over budget] so the corpus score is the mean and the level counts add up.
  */
@@ -46,25 +48,49 @@ export const RUBY_BOUNDS = {
   treeCells: 25_000_000,
   /** Tree work: the exact count of forest-distance cells, zhangShashaWork(T1) * zhangShashaWork(T2). */
   treeWork: 50_000_000,
+  /**
+   * Characters of one program's PDG vertex labels (each statement's text, nested statements included): tokenising
+   * them sets up the graph level, and grows with the square of nesting depth (5,000 nested `if`s: 1.4e8
+   * characters, 23 s and 1.7 GB). Past it the graph level is over budget without tokenising them.
+   */
+  graphLabelChars: 2_000_000,
+  /**
+   * |tokens1|*|tokens2|: the string level's edit-distance table, the last rung of the ladder (about 1 s here).
+   * Past it there is nothing left to fall back to: a WorkBoundError names the segment.
+   */
+  stringCells: 2 ** 28,
 } as const;
 
 export function tokenLevenshtein(a: readonly string[], b: readonly string[]): number {
   if (a.length < b.length) [a, b] = [b, a];
-  let prev = new Int32Array(b.length + 1);
-  let cur = new Int32Array(b.length + 1);
-  for (let j = 0; j <= b.length; j++) prev[j] = j;
-  for (let i = 1; i <= a.length; i++) {
+  // Integer ids: comparing two strings can mean comparing their characters, an id never does.
+  const ids = new Map<string, number>();
+  const idsOf = (tokens: readonly string[]) => {
+    const out = new Int32Array(tokens.length);
+    for (let i = 0; i < tokens.length; i++) {
+      let id = ids.get(tokens[i]);
+      if (id === undefined) ids.set(tokens[i], (id = ids.size));
+      out[i] = id;
+    }
+    return out;
+  };
+  const x = idsOf(a);
+  const y = idsOf(b);
+  let prev = new Int32Array(y.length + 1);
+  let cur = new Int32Array(y.length + 1);
+  for (let j = 0; j <= y.length; j++) prev[j] = j;
+  for (let i = 1; i <= x.length; i++) {
     cur[0] = i;
-    const ai = a[i - 1];
-    for (let j = 1; j <= b.length; j++) {
-      const sub = prev[j - 1] + (ai === b[j - 1] ? 0 : 1);
+    const xi = x[i - 1];
+    for (let j = 1; j <= y.length; j++) {
+      const sub = prev[j - 1] + (xi === y[j - 1] ? 0 : 1);
       const del = prev[j] + 1;
       const ins = cur[j - 1] + 1;
       cur[j] = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
     }
     [prev, cur] = [cur, prev];
   }
-  return prev[b.length];
+  return prev[y.length];
 }
 
 /** codegen-metrics `string_similarity`. */
@@ -72,11 +98,22 @@ export function stringSimilarity(sample: string, reference: string): number {
   const a = codeTokens(sample);
   const b = codeTokens(reference);
   if (a.length === 0 && b.length === 0) return 1;
-  return 1 - tokenLevenshtein(a, b) / Math.max(a.length, b.length);
+  // A common prefix and suffix cost no edits (exact), so the bound is on what is left.
+  let lo = 0;
+  let aHi = a.length;
+  let bHi = b.length;
+  while (lo < aHi && lo < bHi && a[lo] === b[lo]) lo++;
+  while (aHi > lo && bHi > lo && a[aHi - 1] === b[bHi - 1]) aHi--, bHi--;
+  if ((aHi - lo) * (bHi - lo) > RUBY_BOUNDS.stringCells) {
+    throw new WorkBoundError(`the string level's edit distance of ${aHi - lo} x ${bHi - lo} tokens (after a common prefix and suffix) exceeds the bound of ${RUBY_BOUNDS.stringCells} cells (split such long programs)`);
+  }
+  return 1 - tokenLevenshtein(a.slice(lo, aHi), b.slice(lo, bHi)) / Math.max(a.length, b.length);
 }
 
 interface Analysed {
   parses: boolean;
+  /** The parse ran past its time limit: graph and tree levels over budget. */
+  overParse?: boolean;
   graph: LabeledGraph | null;
   /** The tokens of each PDG vertex label. */
   labelTokens: Map<string, string[]>;
@@ -128,21 +165,43 @@ export class Ruby implements Metric<string[]> {
   }
 
   signature(nrefs: number | 'var'): string {
-    return `nrefs:${nrefs}|lang:${this.language}|levels:graph>tree>string|ged:bipartite|ted:zhang-shasha|bounds:graph-${RUBY_BOUNDS.graphVertices}v-${RUBY_BOUNDS.graphWork / 1e6}Mops,tree-${RUBY_BOUNDS.treeCells / 1e6}Mcells-${RUBY_BOUNDS.treeWork / 1e6}Mops|tok:code|version:${VERSION}`;
+    const b = RUBY_BOUNDS;
+    return `nrefs:${nrefs}|lang:${this.language}|levels:graph>tree>string|ged:bipartite|ted:zhang-shasha|bounds:graph-${b.graphVertices}v-${b.graphWork / 1e6}Mops-${b.graphLabelChars / 1e6}Mchars,tree-${b.treeCells / 1e6}Mcells-${b.treeWork / 1e6}Mops,string-${b.stringCells}cells,parse-${PARSE_TIME_LIMIT_MS / 1000}s|tok:code|version:${VERSION}`;
   }
 
   private analyse(code: string): Analysed {
     let hit = this.cache.get(code);
     if (hit) return hit;
     if (!this.loaded) throw new UsageError('RUBY: call and await metric.ready() before scoring (scoreSystems does it for you)');
-    const parsed = parseCode(this.language, code);
+    let parsed;
+    try {
+      parsed = parseCode(this.language, code);
+    } catch (e) {
+      if (!(e instanceof ParseBoundError)) throw e;
+      // Over the parse time limit: whether the graph and tree levels applied is unknown; both count as over budget.
+      hit = { parses: true, overParse: true, graph: null, labelTokens: new Map(), labelWork: Infinity, tree: null, treeSize: Infinity, treeWork: Infinity };
+      this.cache.set(code, hit);
+      return hit;
+    }
     if (parsed.hasError || code.trim() === '' || (this.language === 'python' && !parsesAsPython3(parsed))) hit = { parses: false, graph: null, labelTokens: new Map(), labelWork: 0, tree: null, treeSize: 0, treeWork: 0 };
     else {
-      const pdg = programDependenceGraph(parsed, (n) => codeTokens(textOf(parsed, n)).join('\u0001'));
+      // The graph first with its vertices unlabelled: their labels are only tokenised when within graphLabelChars.
+      const vertices: SyntaxNode[] = [];
+      let labelChars = 0;
+      const pdg = programDependenceGraph(parsed, (n) => {
+        vertices.push(n);
+        labelChars += n.endIndex - n.startIndex;
+        return '';
+      });
       const tree = labeledSyntaxTree(parsed);
-      const labelTokens = new Map(pdg.graph.nodes.map((label) => [label, label.split('\u0001')]));
-      let labelWork = 0;
-      for (const label of pdg.graph.nodes) labelWork += labelTokens.get(label)!.length;
+      let labelTokens = new Map<string, string[]>();
+      let labelWork = Infinity;
+      if (labelChars <= RUBY_BOUNDS.graphLabelChars) {
+        pdg.graph.nodes = vertices.map((n) => codeTokens(textOf(parsed, n)).join('\u0001'));
+        labelTokens = new Map(pdg.graph.nodes.map((label) => [label, label.split('\u0001')]));
+        labelWork = 0;
+        for (const label of pdg.graph.nodes) labelWork += labelTokens.get(label)!.length;
+      }
       const graph = pdg.dependenceEdges > 0 ? pdg.graph : null;
       hit = { parses: true, graph, labelTokens, labelWork, tree, treeSize: treeSize(tree), treeWork: zhangShashaWork(tree) };
     }
@@ -163,7 +222,8 @@ export class Ruby implements Metric<string[]> {
     const a = this.analyse(sample);
     const b = this.analyse(reference);
     const overBudget: RubyLevel[] = [];
-    if (a.parses && b.parses) {
+    if (a.overParse || b.overParse) overBudget.push('graph', 'tree');
+    else if (a.parses && b.parses) {
       if (a.graph && b.graph) {
         const { vertices, work } = graphWork(a, b);
         if (vertices <= RUBY_BOUNDS.graphVertices && work <= RUBY_BOUNDS.graphWork) {
