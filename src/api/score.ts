@@ -108,20 +108,34 @@ export class ScoreAccumulator {
    */
   add(refs: readonly string[], hyps: readonly string[], index?: number): void {
     this.nrefs = this.nrefs === null ? refs.length : this.nrefs === refs.length ? this.nrefs : 'var';
-    this.metrics.forEach((metric, m) => {
-      const refInfo = withSegment(metric, index, () => metric.prepareReferences(refs)); // shared by every system
+    // Indexed loops, not nested forEach callbacks: this runs once per segment, and optimized code that inlines
+    // forEach and its callbacks was deoptimized and compiled again in short (cold) runs.
+    const metrics = this.metrics;
+    for (let m = 0; m < metrics.length; m++) {
+      const metric = metrics[m];
+      let refInfo;
+      try {
+        refInfo = metric.prepareReferences(refs); // shared by every system
+      } catch (e) {
+        throw atSegment(e, metric, index);
+      }
       const row = this.row[m];
-      hyps.forEach((hyp, s) => {
+      for (let s = 0; s < hyps.length; s++) {
+        const hyp = hyps[s];
         row.fill(0);
-        withSegment(metric, index, () => metric.segmentStatistics(hyp, refInfo, row, 0));
+        try {
+          metric.segmentStatistics(hyp, refInfo, row, 0);
+        } catch (e) {
+          throw atSegment(e, metric, index);
+        }
         this.sums[m][s].add(row);
         this.matrices?.[m][s].push(row);
         if (this.segmentScores) {
           this.segmentScores[m][s].push(metric.sentenceScoreFromStatistics ? metric.sentenceScoreFromStatistics(row) : metric.scoreFromStatistics(row));
           this.segmentLabels![m][s]?.push(metric.segmentLabel!(row));
         }
-      });
-    });
+      }
+    }
     this.segments++;
   }
 
@@ -194,14 +208,10 @@ export class ScoreAccumulator {
   }
 }
 
-/** Runs a metric's work on one segment; a WorkBoundError gains the metric and the segment's line. */
-function withSegment<T>(metric: Metric<any>, index: number | undefined, work: () => T): T {
-  try {
-    return work();
-  } catch (e) {
-    if (!(e instanceof WorkBoundError) || index === undefined) throw e;
-    throw new WorkBoundError(`segment ${index + 1} (line ${index + 1} of the input files): ${metric.name}: ${e.message}`);
-  }
+/** The error to throw for one thrown by a metric on a segment: a WorkBoundError gains the metric and the line. */
+function atSegment(e: unknown, metric: Metric<any>, index: number | undefined): unknown {
+  if (!(e instanceof WorkBoundError) || index === undefined) return e;
+  return new WorkBoundError(`segment ${index + 1} (line ${index + 1} of the input files): ${metric.name}: ${e.message}`);
 }
 
 export interface PartialScores {

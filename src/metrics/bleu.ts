@@ -228,8 +228,16 @@ export class Bleu implements Metric<BleuRefInfo> {
   prepareReferences(refs: readonly string[]): BleuRefInfo {
     const last = this.lastRefs;
     if (this.lastRefInfo && sameStrings(refs, last)) return this.lastRefInfo;
-    const tokens = refs.map((ref) => this.ids(ref));
-    const info = { tokens, lengths: tokens.map((t) => t.length) };
+    // A plain loop, not `.map`: when `ids` deoptimizes in the middle of a map, the array map builds changes its
+    // elements kind, and the code that reads `tokens` and `lengths` later deoptimizes on the unexpected map.
+    const tokens: Int32Array[] = [];
+    const lengths: number[] = [];
+    for (let i = 0; i < refs.length; i++) {
+      const t = this.ids(refs[i]);
+      tokens.push(t);
+      lengths.push(t.length);
+    }
+    const info = { tokens, lengths };
     this.lastRefs = refs.slice();
     this.lastRefInfo = info;
     return info;

@@ -489,6 +489,47 @@ export class Vocabulary {
     }
     return out;
   }
+
+  /**
+   * A vocabulary whose tables start at other sizes than a new one's (`slots` a power of two, room for `ids` ids and
+   * `units` code units): for the warm-up below. The tables are replaced by ones of the same types, so the instance
+   * keeps the hidden class of every other vocabulary.
+   */
+  private static withTables(slots: number, ids: number, units: number): Vocabulary {
+    const v = new Vocabulary();
+    v.slots = new Int32Array(2 * slots);
+    v.offsets = new Int32Array(ids + 1);
+    v.pool = new Uint16Array(units);
+    return v;
+  }
+
+  /**
+   * Type feedback for the growth paths (more ids, a longer pool, a rehash) before real text reaches them: a path
+   * first taken in optimized code (by the first text that outgrows the first tables) deoptimizes `idOfSpan` or
+   * `id`, which are then compiled again. A throwaway vocabulary with tiny tables grows several times on a few dozen
+   * tokens, each interned, found again and missed through the methods the tokenizers call (about 0.2 ms at load,
+   * besides compiling; growing tables of the usual sizes takes thousands of tokens: 10-30 ms).
+   */
+  static {
+    const v = Vocabulary.withTables(4, 2, 4);
+    const codes = new Uint16Array(3);
+    for (let i = 0; i < 24; i++) {
+      codes[0] = 97 + (i % 12);
+      codes[1] = 97 + ((i / 12) | 0);
+      codes[2] = i & 1 ? 0x3b1 : 98;
+      v.idOfSpan(codes, 0, 3); // interned
+      v.idOfSpan(codes, 0, 3); // found
+      v.idOfSpan(codes, 0, 2, false); // missed
+      v.idOfSpan(codes, 0, 1); // a single ASCII character: interned, then found
+      if (i < 12) {
+        v.id(String.fromCharCode(33 + i), i < 8);
+        const word = String.fromCharCode(codes[2], codes[0]); // one-byte and two-byte strings
+        v.id(word, true);
+        v.id(word, true);
+        v.id(word + 'q', false);
+      }
+    }
+  }
 }
 
 /** Code points of a string as integers (what sacrebleu's chrF indexes). */
