@@ -463,11 +463,16 @@ class Extractor {
   /** One edge per left variable listing all right variables (Python and Ruby assignments). */
   private listEdges(left: SyntaxNode | null, right: SyntaxNode | null, frame: Frame, edges: DfgEdge[]): void {
     const rightSpans = this.variableSpans(right);
-    const rightIdx = rightSpans.map((n) => this.tokenOf(n));
+    // Plain loops, not `.map`: a mapped array is holey, and these lists meet packed ones (`[idx]`, `known.slice()`)
+    // in the same code (uniqueNames, sortUnique, mergeLoopEdges), which then deoptimized on the unexpected map.
+    const rightIdx: number[] = [];
+    for (let i = 0; i < rightSpans.length; i++) rightIdx.push(this.tokenOf(rightSpans[i]));
     for (const n1 of this.variableSpans(left)) {
       const idx1 = this.tokenOf(n1);
       const code1 = this.codes[idx1];
-      edges.push([code1, idx1, 'computedFrom', rightIdx.map((i) => this.codes[i]), rightIdx.slice()]);
+      const names: string[] = [];
+      for (let i = 0; i < rightIdx.length; i++) names.push(this.codes[rightIdx[i]]);
+      edges.push([code1, idx1, 'computedFrom', names, rightIdx.slice()]);
       frame.write().set(code1, [idx1]);
     }
   }
