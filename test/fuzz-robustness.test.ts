@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodegaugeError, LANGUAGES, extractCode, loadExtractor, loadLanguage, parseCode, parseMetric, readBenchmark, scoreCorpus } from '../src/index.js';
+import { CodegaugeError, LANGUAGES, dataFlow, extractCode, loadExtractor, loadLanguage, parseCode, parseMetric, readBenchmark, scoreCorpus } from '../src/index.js';
 import { pythonTokens } from '../src/compat/python-tokenize.js';
 import { SubtreeInterner, subtreeIdentities } from '../src/code/subtrees.js';
 import { textOf } from '../src/code/syntax-tree.js';
@@ -193,6 +193,14 @@ describe('the CPython tokenizer port ends on every input', () => {
 });
 
 describe('bounds that hold on long input', () => {
+  it('CodeBLEU data flow: past its work bound (state entries copied) the graph is empty, as a failed extraction in codebleu', async () => {
+    await loadLanguage('python');
+    const defs = (n: number) => Array.from({ length: n }, (_, i) => `def f${i}(a):\n    b = a + ${i}\n    return b\n`).join('\n');
+    // 1,000 functions: within the bound, five edges each (a, b, a, b and the return's b)
+    expect(dataFlow(parseCode('python', defs(1000)))).toHaveLength(5000);
+    // 6,000: the states (one entry per function name) are copied ~18,000 times, past MAX_STATE_ENTRIES
+    expect(dataFlow(parseCode('python', defs(6000)))).toEqual([]);
+  });
   const tokens = (n: number, mod: number) => Array.from({ length: n }, (_, i) => `w${i % mod}`).join(' ');
   it('ROUGE-L and one-line ROUGE-Lsum on 100,000 tokens (bit-parallel LCS, no alignment table)', async () => {
     const hyp = tokens(100_000, 997);

@@ -62,6 +62,25 @@ const spanIndex = new SpanIndex();
  */
 const MAX_VISIT_DEPTH = 993;
 
+/**
+ * Work bound of one extraction, in state entries copied or merged: codebleu copies its states at every node, so the
+ * work grows with names x writes (6,000 one-line functions: 4 s here, minutes in codebleu). Past it the extraction
+ * fails and the graph is empty, as past MAX_VISIT_DEPTH: codebleu's own outcome when its extraction fails. No
+ * CoNaLa, HearthStone or HumanEval program comes near it.
+ */
+export const MAX_STATE_ENTRIES = 1 << 25;
+let stateEntries = 0;
+
+/** A copy of the states, counted against MAX_STATE_ENTRIES. */
+function copyStates(states: States): States {
+  countStates(states.size);
+  return new Map(states);
+}
+
+function countStates(entries: number): void {
+  if ((stateEntries += entries) > MAX_STATE_ENTRIES) throw new RangeError('data-flow extraction past its work bound');
+}
+
 function isTokenLeaf(n: SyntaxNode): boolean {
   return (n.children.length === 0 || LEAF_STRING_TYPES.has(n.type)) && n.type !== 'comment';
 }
@@ -523,7 +542,7 @@ class Extractor {
     const t = node.type;
     if (isTokenLeaf(node)) {
       // Ruby's extractor copies the states at a leaf; the others copy on entry (here: when writing).
-      let states = r.copyOnEntry ? incoming : new Map(incoming);
+      let states = r.copyOnEntry ? incoming : copyStates(incoming);
       const idx = this.tokenOf(node);
       const code = this.codes[idx];
       if (t !== code) {
@@ -531,7 +550,7 @@ class Extractor {
         if (known) out.push([code, idx, 'comesFrom', [code], known.slice()]);
         else {
           if (t === 'identifier') {
-            if (r.copyOnEntry) states = new Map(states);
+            if (r.copyOnEntry) states = copyStates(states);
             states.set(code, [idx]);
           }
           out.push([code, idx, 'comesFrom', [], []]);
@@ -651,7 +670,7 @@ class Extractor {
     const start = out.length;
     // Ruby's visits write into the states they are given, so its current branch needs a copy of its own; the
     // other languages' visits never write into theirs.
-    let current: States = r.copyOnEntry ? states : new Map(states);
+    let current: States = r.copyOnEntry ? states : copyStates(states);
     const others: States[] = [];
     let flag = false;
     let tag = r.ifTag && node.type.includes('else');
@@ -676,6 +695,7 @@ class Extractor {
     if (r.ifTag && !tag) others.push(states);
     const merged: States = new Map();
     for (const dic of others) {
+      countStates(dic.size);
       for (const [key, value] of dic) {
         const cur = merged.get(key);
         if (cur === undefined) merged.set(key, value.slice());
@@ -683,6 +703,7 @@ class Extractor {
       }
     }
     if (r.ifMergeOriginal) {
+      countStates(states.size);
       for (const [key, value] of states) {
         const cur = merged.get(key);
         if (cur === undefined) merged.set(key, value.slice());
@@ -711,7 +732,7 @@ class Frame {
   /** The states, made this visit's own first. */
   write(): States {
     if (!this.owned) {
-      this.states = new Map(this.states);
+      this.states = copyStates(this.states);
       this.owned = true;
     }
     return this.states;
@@ -743,6 +764,7 @@ export function dataFlow(parsed: ParsedCode): DfgEdge[] {
     }
     let edges: DfgEdge[] = [];
     try {
+      stateEntries = 0;
       new Extractor(rules, spanIndex, codes).visit(parsed.root, new Map(), edges);
     } catch {
       edges = []; // codebleu: any exception in the DFG function gives an empty graph
