@@ -30,8 +30,9 @@ export class UsageError extends InputError {
 
 /**
  * A segment whose computation would exceed a documented work bound (e.g. ROUGE-L's LCS on a line of a million
- * tokens of a tiny vocabulary). Bounds count operations, never time, so the same input fails on every machine; the
- * scoring loop adds which segment it was.
+ * tokens of a tiny vocabulary). Bounds count operations, so the same input fails on every machine, except
+ * tree-sitter's parse time limit (ParseBoundError), which only a clock can bound; the scoring loop adds which
+ * segment it was.
  */
 export class WorkBoundError extends InputError {
   override name = 'WorkBoundError';

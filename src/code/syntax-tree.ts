@@ -66,7 +66,8 @@ export function parseCode(language: LanguageId, source: string, options: { deadl
   const tree = parser.parse(source, null, { progressCallback: () => performance.now() > deadline });
   if (!tree) {
     parser.reset(); // else the next parse would resume this one, on the old source
-    throw new ParseBoundError(`tree-sitter ${language} parse of ${source.length} characters did not finish within ${PARSE_TIME_LIMIT_MS / 1000} s (error recovery on long broken code is super-linear; split or fix the input)`);
+    const limit = options.deadline === undefined ? `within ${PARSE_TIME_LIMIT_MS / 1000} s` : 'by its deadline';
+    throw new ParseBoundError(`tree-sitter ${language} parse of ${source.length} characters did not finish ${limit} (error recovery on long broken code is super-linear; split or fix the input)`);
   }
   try {
     const walker = fastWalker();

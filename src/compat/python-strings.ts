@@ -43,11 +43,10 @@ export function pyRstrip(s: string): string {
  * whitespace run, quadratic on a long run in the middle of a line.
  */
 export function pyStrip(s: string): string {
+  const right = pyRstrip(s);
   let start = 0;
-  let end = s.length;
-  while (end > 0 && isPyWhitespace(s.charCodeAt(end - 1))) end--;
-  while (start < end && isPyWhitespace(s.charCodeAt(start))) start++;
-  return start === 0 && end === s.length ? s : s.slice(start, end);
+  while (start < right.length && isPyWhitespace(right.charCodeAt(start))) start++;
+  return start === 0 ? right : right.slice(start);
 }
 
 /** Python `' '.join(s.split())`. */

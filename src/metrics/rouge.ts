@@ -2,6 +2,7 @@ import { codeTokens } from '../text/code-tokenizer.js';
 import { WorkBoundError } from '../errors.js';
 import { alignmentSteps, lcsIndices, lcsLength, lcsLengthOfIds, MAX_LCS_WORD_STEPS } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
+import { tokenIds } from '../text/token-ids.js';
 import { BoundedCache, SEGMENT_CACHE_ENTRIES } from './bounded-cache.js';
 import { VERSION } from '../version.js';
 import { MEAN_STATS_SIZE, meanScore, type Metric } from './metric.js';
@@ -121,17 +122,8 @@ export function rougeLsum(targetSents: readonly string[][], predictionSents: rea
   if (pairs * PAIR_STEPS > MAX_LCS_WORD_STEPS) throw tooMuch();
   // Integer ids for the segment's tokens: the pairs compare numbers, and the clipping counts live in arrays.
   const ids = new Map<string, number>();
-  const toIds = (sentence: readonly string[]): Int32Array => {
-    const out = new Int32Array(sentence.length);
-    for (let i = 0; i < sentence.length; i++) {
-      let id = ids.get(sentence[i]);
-      if (id === undefined) ids.set(sentence[i], (id = ids.size));
-      out[i] = id;
-    }
-    return out;
-  };
-  const refs = targetSents.map(toIds);
-  const cans = predictionSents.map(toIds);
+  const refs = targetSents.map((s) => tokenIds(s, ids));
+  const cans = predictionSents.map((s) => tokenIds(s, ids));
   const countsR = new Int32Array(ids.size);
   const countsC = new Int32Array(ids.size);
   for (const r of refs) for (const t of r) countsR[t]++;

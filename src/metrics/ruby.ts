@@ -5,6 +5,7 @@ import { parsesAsPython3 } from '../code/python3.js';
 import { PARSE_TIME_LIMIT_MS, ParseBoundError, parseCode, textOf, type SyntaxNode } from '../code/syntax-tree.js';
 import { treeEditDistance, treeSize, zhangShashaWork, type LabeledTree } from '../code/tree-edit-distance.js';
 import { codeTokens } from '../text/code-tokenizer.js';
+import { tokenIds } from '../text/token-ids.js';
 import { UsageError, WorkBoundError } from '../errors.js';
 import { BoundedCache } from './bounded-cache.js';
 import { VERSION } from '../version.js';
@@ -65,17 +66,8 @@ export function tokenLevenshtein(a: readonly string[], b: readonly string[]): nu
   if (a.length < b.length) [a, b] = [b, a];
   // Integer ids: comparing two strings can mean comparing their characters, an id never does.
   const ids = new Map<string, number>();
-  const idsOf = (tokens: readonly string[]) => {
-    const out = new Int32Array(tokens.length);
-    for (let i = 0; i < tokens.length; i++) {
-      let id = ids.get(tokens[i]);
-      if (id === undefined) ids.set(tokens[i], (id = ids.size));
-      out[i] = id;
-    }
-    return out;
-  };
-  const x = idsOf(a);
-  const y = idsOf(b);
+  const x = tokenIds(a, ids);
+  const y = tokenIds(b, ids);
   let prev = new Int32Array(y.length + 1);
   let cur = new Int32Array(y.length + 1);
   for (let j = 0; j <= y.length; j++) prev[j] = j;

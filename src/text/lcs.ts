@@ -317,6 +317,9 @@ export function lcsIndices<T>(ref: ArrayLike<T>, can: ArrayLike<T>, tableWords =
     }
   }
   for (let t = 0; t < shared; t++) start[t + 1] += start[t];
+  // Each ref token's shared id (-1: absent from can), looked up once rather than per row and per recomputed block.
+  const refIds = new Int32Array(rows);
+  for (let i = 0; i < rows; i++) refIds[i] = ids.get(ref[i])!;
   const wordIndex = new Int32Array(start[shared]);
   const wordBits = new Int32Array(start[shared]);
   const next = start.slice(0, shared); // the pair each token fills next
@@ -337,7 +340,7 @@ export function lcsIndices<T>(ref: ArrayLike<T>, can: ArrayLike<T>, tableWords =
    */
   const advance = (src: Int32Array, from: number, dst: Int32Array, to: number, i: number): void => {
     dst.set(src.subarray(from, from + W), to);
-    const id = ids.get(ref[i - 1])!;
+    const id = refIds[i - 1];
     if (id < 0) return;
     let p = start[id];
     const pEnd = start[id + 1];
