@@ -14,7 +14,8 @@ import { gunzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { execSystems } = await import(join(root, 'dist/exec/run.js'));
-const { readBenchmark, readProblems, benchmarkPath } = await import(join(root, 'dist/exec/problems.js'));
+const { readBenchmark, benchmarkPath } = await import(join(root, 'dist/exec/benchmarks/bundled.js'));
+const { readProblems } = await import(join(root, 'dist/exec/benchmarks/problems.js'));
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {

@@ -60,12 +60,19 @@ export { logprobGrade } from './judges/judge.js';
 export { parseScore, extractJsonObject, locateScore } from './judges/replies.js';
 export { krippendorffAlphaInterval, selfConsistency } from './judges/ensemble.js';
 // Execution: sandboxed runs against tests, pass@k.
-export { execSystems, runSample, type ExecRow, type ExecSummary, type ExecSystemSummary } from './exec/run.js';
+export { execSystems, type ExecRow, type ExecSummary, type ExecSystemSummary } from './exec/run.js';
+export { runSample, type SampleOutcome, type SampleContext } from './exec/sample.js';
+export { Servers } from './exec/servers.js';
 export { passAtK, meanPassAtK, passHatK, meanPassHatK, bootstrapOverProblems } from './exec/pass-at-k.js';
-export { extractCode, loadExtractor, type Extraction } from './exec/extract.js';
-export { evalModel, type EvalOptions, type EvalReport } from './exec/eval.js';
-export { readProblems, readSamples, readBenchmark, problemKey, BENCHMARKS, type Problem, type Sample } from './exec/problems.js';
-export { Sandbox, resolveSandboxMode, bwrapAvailable, type SandboxMode } from './exec/sandbox.js';
+export { extractCode, loadExtractor, type Extraction } from './extract/extract.js';
+export { evalModel, type EvalOptions, type EvalReport } from './api/eval.js';
+export { readProblems, problemKey, type Problem } from './exec/benchmarks/problems.js';
+export { readSamples, type Sample } from './exec/benchmarks/samples.js';
+export { readBenchmark, BENCHMARKS } from './exec/benchmarks/bundled.js';
+export { Sandbox } from './exec/sandbox/sandbox.js';
+export { resolveSandboxMode } from './exec/sandbox/mode.js';
+export { bwrapAvailable } from './exec/sandbox/bwrap.js';
+export type { SandboxMode } from './exec/sandbox/types.js';
 // A team's pipeline: one config, baselines and gates, reporters, shards, batch API.
 export { runConfig, compareWithBaseline, gateDelta, type RunResult, type RunOptions } from './api/run.js';
 export { mergeShards, type MergeReport } from './api/merge.js';

@@ -1,7 +1,13 @@
-import { readBenchmark, type Problem, type Sample } from './exec/problems.js';
-import { runSample } from './exec/run.js';
-import { runnerFor } from './exec/runners.js';
-import { resolveSandboxMode, Sandbox, type SandboxMode } from './exec/sandbox.js';
+import { readBenchmark } from './exec/benchmarks/bundled.js';
+import type { Problem } from './exec/benchmarks/problems.js';
+import type { Sample } from './exec/benchmarks/samples.js';
+import { runnerIn } from './exec/runners/registry.js';
+import { runSample } from './exec/sample.js';
+import { resolveSandboxMode } from './exec/sandbox/mode.js';
+import { PyodidePool } from './exec/sandbox/pyodide/pool.js';
+import { Sandbox } from './exec/sandbox/sandbox.js';
+import type { SandboxMode } from './exec/sandbox/types.js';
+import { Servers } from './exec/servers.js';
 import { UsageError } from './errors.js';
 import { DsaJudge } from './judges/dsa.js';
 import { IceJudge } from './judges/ice.js';
@@ -66,18 +72,25 @@ function resolveProblem(ref: ProblemRef): Problem {
   return p;
 }
 
-let sandboxes: Partial<Record<string, Sandbox>> = {};
-
 export async function toPassTests(this: MatcherContext, code: unknown, ref: ProblemRef, options: PassTestsOptions = {}): Promise<MatcherResult> {
   if (typeof code !== 'string') throw new TypeError(`toPassTests: expected the code as a string, got ${typeof code}`);
   const problem = resolveProblem(ref);
-  const runner = runnerFor(problem.language);
+  const mode = resolveSandboxMode(options.sandbox ?? 'auto', () => {});
+  const runner = runnerIn(mode, problem.language);
   const definesEntry = problem.entryPoint ? new RegExp(`(def|function|fn)\\s+${problem.entryPoint}\\b|\\b${problem.entryPoint}\\s*=`).test(code) : true;
   const as = options.as ?? (definesEntry ? 'solution' : 'completion');
   const sample: Sample = { index: 0, taskId: problem.taskId, line: 1, ...(as === 'solution' ? { solution: code } : { completion: code }) };
-  const mode = resolveSandboxMode(options.sandbox ?? 'auto', () => {});
-  const sandbox = (sandboxes[mode] ??= new Sandbox(mode));
-  const { verdict } = await runSample(sandbox, { problem, runner, code: runner.code(problem, sample) }, { timeoutMs: Math.round((options.timeout ?? 3) * 1000), memoryMb: options.memoryMb ?? 1024 });
+  // servers for this call only (a test run must not be kept alive by them)
+  const sandbox = new Sandbox(mode);
+  const servers = mode === 'pyodide' ? undefined : new Servers(sandbox, false);
+  const pyodide = mode === 'pyodide' ? new PyodidePool() : undefined;
+  let verdict;
+  try {
+    ({ verdict } = await runSample({ sandbox, servers, pyodide }, { problem, runner, code: runner.code(problem, sample) }, { timeoutMs: Math.round((options.timeout ?? 3) * 1000), memoryMb: options.memoryMb ?? 1024 }));
+  } finally {
+    servers?.close();
+    pyodide?.close();
+  }
   const pass = verdict.status === 'passed';
   const tail = verdict.stderr.trim().split('\n').slice(-12).join('\n');
   return {
@@ -126,9 +139,9 @@ export async function toBeJudgedAtLeast(this: MatcherContext, code: unknown, spe
 /** The matchers, for `expect.extend` (Vitest: import `codegauge/vitest` instead; Jest: `expect.extend(codegaugeMatchers)`). */
 export const codegaugeMatchers = { toPassTests, toScoreAtLeast, toBeJudgedAtLeast };
 
-/** Closes nothing today; kept so a test suite may release per-process resources in afterAll. */
+/** Releases nothing today (each matcher call closes what it started); kept for suites that call it in afterAll. */
 export function resetMatchers(): void {
-  sandboxes = {};
+  // nothing is kept between calls
 }
 
 /** The matchers' types, for a test runner's `Matchers` interface. */

@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError, UsageError, writing } from '../errors.js';
-import { generateSamples } from '../exec/generate.js';
-import { loadExtractor } from '../exec/extract.js';
-import { readBenchmark, readProblems, readSamples, type ProblemSet } from '../exec/problems.js';
+import { generateSamples } from './generate.js';
+import { loadExtractor } from '../extract/extract.js';
+import { readBenchmark } from '../exec/benchmarks/bundled.js';
+import { readProblems, type ProblemSet } from '../exec/benchmarks/problems.js';
+import { readSamples } from '../exec/benchmarks/samples.js';
 import { execSystems, type ExecRow, type ExecSummary, type TimeoutRetry } from '../exec/run.js';
-import { runnerFor } from '../exec/runners.js';
-import { resolveSandboxMode } from '../exec/sandbox.js';
+import { runnerFor } from '../exec/runners/registry.js';
+import { resolveSandboxMode } from '../exec/sandbox/mode.js';
 import { lockOutput } from '../io/lock.js';
 import { readHypotheses, readReferences } from '../io/segments.js';
 import { DsaJudge } from '../judges/dsa.js';
@@ -294,7 +296,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
             return JSON.stringify({ task_id: p.taskId, completion: p.canonicalSolution });
           });
         } else {
-          const { problemKey } = await import('../exec/problems.js');
+          const { problemKey } = await import('../exec/benchmarks/problems.js');
           lines = readSamples(loaded.resolvePath(source))
             .filter((s) => limited.has(problemKey(s.taskId)))
             .map((s) => JSON.stringify({ task_id: s.taskId, ...(s.completion !== undefined ? { completion: s.completion } : {}), ...(s.solution !== undefined ? { solution: s.solution } : {}), ...(s.prompt !== undefined ? { prompt: s.prompt } : {}) }));

@@ -4,9 +4,10 @@ import { UsageError } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 // judges, metrics, grammars and the eval pipeline are loaded when the command runs, not at CLI start-up
-import type { EvalJudge, EvalReport } from '../exec/eval.js';
-import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
-import { resolveSandboxMode } from '../exec/sandbox.js';
+import type { EvalJudge, EvalReport } from '../api/eval.js';
+import { BENCHMARKS, readBenchmark } from '../exec/benchmarks/bundled.js';
+import { readProblems } from '../exec/benchmarks/problems.js';
+import { resolveSandboxMode } from '../exec/sandbox/mode.js';
 import { formatExecTable, parseKs, timeoutRetryOption } from './exec.js';
 import { exitRequest, type CliIo } from './io.js';
 import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
@@ -77,14 +78,14 @@ export function addEvalCommand(program: Command, io: CliIo): void {
     if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
     const spec = parseModelSpec(opts.model);
     const judgeSpec = opts.judgeModel ? parseModelSpec(opts.judgeModel) : spec;
-    const [{ parseSpec }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/specs.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../exec/eval.js')]);
+    const [{ parseSpec }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/specs.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../api/eval.js')]);
     for (const m of opts.metric ?? []) parseSpec(m); // a typo fails before any request
     const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
     const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
     const sandbox = resolveSandboxMode(opts.sandbox, io.err);
     if (sandbox === 'pyodide') {
       // Python only: another language stops here, before any request
-      const { pyodideRunnerFor } = await import('../exec/pyodide.js');
+      const { pyodideRunnerFor } = await import('../exec/runners/pyodide.js');
       for (const language of new Set(problems.problems.slice(0, opts.limit ?? undefined).map((p) => p.language))) pyodideRunnerFor(language);
     }
     const judges: EvalJudge[] = (opts.judge ?? []).map((method) => ({

@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
+import { BENCHMARKS, readBenchmark } from '../exec/benchmarks/bundled.js';
+import { readProblems } from '../exec/benchmarks/problems.js';
 // Running and sandboxing are loaded when the command runs, not at CLI start-up.
 import type { ExecSummary } from '../exec/run.js';
 import { exitRequest, type CliIo } from './io.js';
@@ -35,7 +36,7 @@ export function parseKs(values: string[]): number[] {
 
 /** `--timeout-retry always|starved|never` (shared with `eval`). */
 export const timeoutRetryOption = () =>
-  new Option('--timeout-retry <policy>', 'what a timeout leads to: always (once more with twice the time), starved (only when the program had less than half a core, or its CPU time is unknown; one that used the CPU the whole time is a timeout at once, as openai/human-eval does) or never').choices(['always', 'starved', 'never']).default('always');
+  new Option('--timeout-retry <policy>', 'what a timeout leads to: always (once more with twice the time), starved (only when the program had less than half a core, or its CPU time is unknown; one that used the CPU the whole time is a timeout at once, as openai/human-eval does) or never').choices(['always', 'starved', 'never']).default('starved');
 
 export function formatExecTable(summary: ExecSummary): string {
   const ks = [...new Set(summary.systems.flatMap((s) => Object.keys(s.pass_at)))].sort((a, b) => Number(a) - Number(b));
@@ -85,7 +86,7 @@ export function addExecCommand(program: Command, io: CliIo): void {
       if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
       const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
       const ks = parseKs(opts.k?.length ? opts.k : ['1', '10', '100']);
-      const [{ execSystems }, { resolveSandboxMode }] = await Promise.all([import('../exec/run.js'), import('../exec/sandbox.js')]);
+      const [{ execSystems }, { resolveSandboxMode }] = await Promise.all([import('../exec/run.js'), import('../exec/sandbox/mode.js')]);
       const sandbox = resolveSandboxMode(opts.sandbox, io.err);
       const { summary } = await execSystems({
         problems,

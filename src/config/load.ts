@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { InputError, UsageError } from '../errors.js';
-import { dataDir } from '../exec/problems.js';
+import { dataDir } from '../exec/benchmarks/bundled.js';
 import { parseSpec } from '../metrics/specs.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { configSchema, type CodegaugeConfig, type MetricEntry } from './schema.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BENCHMARKS } from '../exec/problems.js';
+import { BENCHMARKS } from '../exec/benchmarks/bundled.js';
 
 /**
  * The schema of `codegauge.config.yaml` (or `.json`): what `codegauge run` executes. Every object is strict, so a

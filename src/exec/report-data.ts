@@ -1,7 +1,7 @@
 import { VERSION } from '../version.js';
 import { bootstrapOverProblems, passHatK } from './pass-at-k.js';
-import { STATUSES } from './runners.js';
-import { summariseSystem, type ExecRow, type ExecSummary } from './run.js';
+import { STATUSES } from './runners/kit.js';
+import { summariseSystem, type ExecRow, type ExecSummary } from './summary.js';
 
 /** What the report's execution section shows, computed from an exec summary (and its rows). */
 

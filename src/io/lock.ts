@@ -1,6 +1,7 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError, writing } from '../errors.js';
+import { makeDir } from './dirs.js';
 
 /**
  * An output folder held by one process at a time: two runs writing the same results file would interleave and
@@ -8,7 +9,7 @@ import { UsageError, writing } from '../errors.js';
  * is taken over.
  */
 export function lockOutput(dir: string): () => void {
-  writing(dir, () => mkdirSync(dir, { recursive: true }));
+  makeDir(dir);
   const path = join(dir, '.codegauge.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

@@ -5,7 +5,7 @@ import { readTable } from '../io/table.js';
 import type { ComparisonReport } from '../api/compare.js';
 import type { MetaReport } from '../api/meta.js';
 import type { ScoreReport } from '../api/score.js';
-import type { ExecRow, ExecSummary } from '../exec/run.js';
+import type { ExecRow, ExecSummary } from '../exec/summary.js';
 import { execSummaryOfRows } from '../exec/report-data.js';
 
 /**

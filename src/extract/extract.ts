@@ -1,6 +1,6 @@
 import { loadLanguage, type LanguageId } from '../code/languages.js';
 import { childByField, PARSE_TIME_LIMIT_MS, ParseBoundError, parseCode, textOf, type ParsedCode, type SyntaxNode } from '../code/syntax-tree.js';
-import type { ExecLanguage, Problem } from './problems.js';
+import type { ExecLanguage, Problem } from '../exec/benchmarks/problems.js';
 
 /**
  * Code extraction for chat-model replies: what to run out of a reply that may wrap the code in a fenced block,

@@ -1,122 +1,17 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, sep } from 'node:path';
-import { UsageError } from '../errors.js';
-import type { ExecLanguage } from './problems.js';
-import { PYODIDE_CHILD_SCRIPT, PYODIDE_HARNESS } from './pyodide-child.js';
-import { pythonCode, pythonErrorVerdict, pythonProgramText, type Runner, type Verdict } from './runners.js';
-import { processCpuMs, type RunRequest, type RunResult } from './sandbox.js';
+import { dirname, join } from 'node:path';
+import { processCpuMs } from '../proc.js';
+import type { Limits, RunResult } from '../types.js';
+import { PYODIDE_CHILD_SCRIPT, PYODIDE_HARNESS } from './child.js';
+import { pyodidePackage, type PyodidePackage } from './package.js';
 
-/**
- * `--sandbox pyodide`: Python programs run in CPython compiled to WebAssembly (the optional npm package pyodide),
- * for hosts without bubblewrap (macOS, Windows). Standard-library programs only; the signature says so.
- *
- * One child `node` process per worker slot holds one interpreter. It starts with
- * `--disallow-code-generation-from-strings` and the permission model: it may read the pyodide package and its own
- * script, and nothing else; it may not write files, start processes or workers, or load addons. Node 20's permission
- * model has no network switch, so the child refuses sockets itself and drops fetch, WebSocket and `process` from its
- * globals. Inside it, while a program runs, the interpreter's calls out of WebAssembly pass a gate: the FFI (`import
- * js`, `pyodide_js`, JsProxy), sockets, dlopen, libffi and system() are refused however Python reaches them, and calls
- * that change state a later program would see (file writes, the working folder, descriptors, timers, signals) mark
- * the interpreter as not reusable. See pyodide-child.ts.
- *
- * Reuse (loading the interpreter takes seconds): each program runs in a fresh `__main__` namespace with fresh
- * standard streams. Afterwards its objects are collected, every module namespace is put back as it was (rebinding
- * `math.sqrt` or `builtins.len` is undone), and what lies within three steps of every module (class attributes,
- * module-level containers, singletons' attributes), the environment, signal handlers, ABC registries and exit
- * functions are compared with the baseline; any difference, an audit event that grants reach into the interpreter
- * (frames, gc.get_objects, tracing, new code or defaults for a library function, ctypes), os._exit, a refused call,
- * a full memory or a timeout means the child is replaced. Limits: the interpreter's linear memory may not grow past --memory (Python's
- * MemoryError), the child's V8 heap is capped, stdout is capped (the program is stopped at its next write), and a
- * program past its time has its whole child killed.
- */
-export const PYODIDE_PACKAGE = 'pyodide';
-const INSTALL_HINT = 'npm install pyodide@0.28';
-const SUPPORTED = /^0\.28\./;
+/** The pool of pyodide children (see package.ts for what the sandbox is and guarantees). */
 const LOAD_TIMEOUT_MS = 180_000;
 const STDERR_KEEP = 64 * 1024;
 const V8_HEAP_MB = 512;
 
-export interface PyodidePackage {
-  /** The package folder, with a trailing separator. */
-  dir: string;
-  version: string;
-  /** CPython's version inside it. */
-  python: string;
-}
-
-let found: PyodidePackage | undefined;
-
-/** The installed pyodide package, or a usage error naming the one command to run. */
-export function pyodidePackage(resolve?: (id: string) => string): PyodidePackage {
-  if (found && !resolve) return found;
-  let manifest: string;
-  try {
-    manifest = (resolve ?? createRequire(import.meta.url).resolve)(`${PYODIDE_PACKAGE}/package.json`);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException)?.code;
-    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED') {
-      throw new UsageError(`--sandbox pyodide needs the optional package ${PYODIDE_PACKAGE}: ${INSTALL_HINT}`);
-    }
-    throw e;
-  }
-  const dir = realpathSync(dirname(manifest));
-  const version = String((JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version);
-  if (!SUPPORTED.test(version)) throw new UsageError(`--sandbox pyodide needs ${PYODIDE_PACKAGE} 0.28 (found ${version}): ${INSTALL_HINT}`);
-  let python = 'unknown';
-  try {
-    python = (JSON.parse(readFileSync(join(dir, 'pyodide-lock.json'), 'utf8')) as { info?: { python?: string } }).info?.python ?? python;
-  } catch {
-    // an unusual install: the version stays unknown in the signature
-  }
-  const pkg = { dir: dir + sep, version, python };
-  if (!resolve) found = pkg;
-  return pkg;
-}
-
-// ---------------------------------------------------------------- the runner
-
-/** The python3 runner's program (runners.ts), run by the pyodide pool instead of a python3 binary. */
-export function pyodideRunner(): Runner {
-  const pkg = pyodidePackage();
-  return {
-    language: 'python',
-    version: `pyodide-${pkg.version}/python-${pkg.python}`,
-    memoryKind: 'none',
-    processes: 1,
-    code: pythonCode,
-    // the same program as the python3 runner's; `pyodide` is a placeholder (the pool runs program.py itself)
-    program: (problem, code) => ({ files: { 'program.py': pythonProgramText(problem, code) }, run: ['pyodide', 'program.py'] }),
-    classify(result, nonce): Verdict {
-      const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
-      if (result.sandboxError) return { ...v, status: 'sandbox_error', note: result.sandboxError };
-      if (result.timedOut) return { ...v, status: 'timeout' };
-      if (result.outputExceeded) return { ...v, status: 'runtime_error', note: 'output limit exceeded' };
-      if (result.exitCode === 0) {
-        if (result.stdout.includes(nonce)) return { ...v, status: 'passed' };
-        return { ...v, status: 'failed', note: 'exited before the tests finished' };
-      }
-      return pythonErrorVerdict(result, (last, base) => {
-        // CPython on 64 bits says MemoryError for these sizes; a 32-bit WebAssembly interpreter cannot even index them
-        if (/^OverflowError: cannot fit 'int' into an index-sized integer/.test(last)) return { ...base, status: 'memory', note: 'larger than the 4 GiB WebAssembly address space' };
-        if (/JavaScript heap out of memory|Reached heap limit|Array buffer allocation failed/.test(result.stderr)) return { ...base, status: 'memory', note: 'the runner ran out of memory' };
-        return undefined;
-      });
-    },
-  };
-}
-
-let runner: Runner | undefined;
-
-/** The runner of a language under `--sandbox pyodide`: Python only. */
-export function pyodideRunnerFor(language: ExecLanguage): Runner {
-  if (language !== 'python') throw new UsageError(`--sandbox pyodide runs Python only; ${language} samples need --sandbox bwrap or --sandbox process`);
-  return (runner ??= pyodideRunner());
-}
-
-// ---------------------------------------------------------------- the pool
 
 interface Reply {
   id?: number;
@@ -322,24 +217,16 @@ export class PyodidePool {
     return this.script;
   }
 
-  async run(request: RunRequest): Promise<RunResult> {
-    const file = request.argv[request.argv.length - 1] ?? '';
+  /** Runs a Python program's text with `stdin`, in slot `slot`'s interpreter. */
+  async runCode(code: string, stdin: string, limits: Limits, slot: number): Promise<RunResult> {
     const failed = (sandboxError: string): RunResult => ({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, outputExceeded: false, durationMs: 0, sandboxError });
-    if (!file.endsWith('.py')) return failed('the pyodide sandbox runs only Python programs');
-    let code: string;
-    try {
-      code = readFileSync(join(request.workDir, basename(file)), 'utf8');
-    } catch (e) {
-      return failed(`cannot read ${file}: ${(e as Error).message}`);
-    }
-    const slot = request.slot ?? 0;
     let worker = this.workers.get(slot);
-    if (worker && (worker.dead || worker.memoryMb !== request.limits.memoryMb)) {
+    if (worker && (worker.dead || worker.memoryMb !== limits.memoryMb)) {
       worker.kill();
       worker = undefined;
     }
     if (!worker) {
-      worker = new PyodideWorker(this.scriptPath(), this.pkg, request.limits.memoryMb);
+      worker = new PyodideWorker(this.scriptPath(), this.pkg, limits.memoryMb);
       this.workers.set(slot, worker);
     }
     worker.hold(true);
@@ -348,7 +235,7 @@ export class PyodidePool {
       this.workers.delete(slot);
       return failed(notReady);
     }
-    const result = await worker.run(code, request.stdin ?? '', request.limits.timeoutMs, request.limits.outputBytes ?? 1024 * 1024);
+    const result = await worker.run(code, stdin, limits.timeoutMs, limits.outputBytes ?? 1024 * 1024);
     worker.hold(false);
     if (worker.dead) {
       worker.kill();

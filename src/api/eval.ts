@@ -1,17 +1,20 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { scoreSystems } from '../api/score.js';
+import { scoreSystems } from './score.js';
 import { UsageError, writing } from '../errors.js';
 import type { Judge, JudgeContext } from '../judges/judge.js';
 import { judgeSystems } from '../judges/judge-run.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { VERSION } from '../version.js';
-import { loadExtractor } from './extract.js';
+import type { ProblemSet } from '../exec/benchmarks/problems.js';
+import type { Sample } from '../exec/benchmarks/samples.js';
+import { execSystems, type ExecRow, type ExecSummary, type TimeoutRetry } from '../exec/run.js';
+import { runnerIn } from '../exec/runners/registry.js';
+import type { SandboxMode } from '../exec/sandbox/types.js';
+import { loadExtractor } from '../extract/extract.js';
+import { makeDir } from '../io/dirs.js';
 import { generateSamples } from './generate.js';
-import type { ProblemSet, Sample } from './problems.js';
-import { execSystems, runnerIn, type ExecRow, type ExecSummary, type TimeoutRetry } from './run.js';
-import type { SandboxMode } from './sandbox.js';
 
 /**
  * `eval`: the end-to-end benchmark run. n samples per problem from a model (each sample its own seed, so a repeat
@@ -97,7 +100,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     runnerIn(options.sandbox, language); // a missing toolchain stops before any request
     await loadExtractor(language);
   }
-  writing(dir, () => mkdirSync(join(dir, 'samples'), { recursive: true }));
+  makeDir(join(dir, 'samples'));
 
   // 1. generate (resumable: rows already in generations.jsonl with the same request are kept), 2. extract: one
   // samples file (the system) in problem x sample order, raw reply and extraction kept

@@ -5,10 +5,10 @@ import { writing } from '../errors.js';
 import { runBatched, type BatchOptions } from '../llm/batch.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
-import { extractCode, type Extraction } from './extract.js';
-import type { Problem } from './problems.js';
-import { runnerIn } from './run.js';
-import type { SandboxMode } from './sandbox.js';
+import type { Problem } from '../exec/benchmarks/problems.js';
+import { runnerIn } from '../exec/runners/registry.js';
+import type { SandboxMode } from '../exec/sandbox/types.js';
+import { extractCode, type Extraction } from '../extract/extract.js';
 
 /**
  * Samples written by a model, shared by `eval` and `run`: n per problem, sample s asked with seed `seed + s` (so a

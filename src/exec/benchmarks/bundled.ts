@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from '../../errors.js';
+import { readProblems, type ExecLanguage, type ProblemSet } from './problems.js';
+
+/** The bundled benchmarks (`--benchmark NAME`), copied into data/ with their licences. */
+export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; description: string }> = {
+  humaneval: { file: 'humaneval/HumanEval.jsonl.gz', language: 'python', description: 'HumanEval (OpenAI), Python, 164 problems' },
+  'humaneval-js': { file: 'humaneval-js/humaneval-js.jsonl.gz', language: 'javascript', description: 'HumanEval in JavaScript (MultiPL-E format, tests translated from HumanEval), 161 problems' },
+  'humaneval-ts': { file: 'multipl-e/humaneval-ts.jsonl.gz', language: 'typescript', description: 'HumanEval in TypeScript (MultiPL-E, reworded prompts), 159 problems' },
+  'humaneval-java': { file: 'multipl-e/humaneval-java.jsonl.gz', language: 'java', description: 'HumanEval in Java (MultiPL-E, reworded prompts), 158 problems' },
+  'humaneval-cpp': { file: 'multipl-e/humaneval-cpp.jsonl.gz', language: 'cpp', description: 'HumanEval in C++ (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-rs': { file: 'multipl-e/humaneval-rs.jsonl.gz', language: 'rust', description: 'HumanEval in Rust (MultiPL-E, reworded prompts), 156 problems' },
+  'humaneval-php': { file: 'multipl-e/humaneval-php.jsonl.gz', language: 'php', description: 'HumanEval in PHP (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-rb': { file: 'multipl-e/humaneval-rb.jsonl.gz', language: 'ruby', description: 'HumanEval in Ruby (MultiPL-E, reworded prompts), 161 problems' },
+  'humaneval-go': { file: 'multipl-e/humaneval-go.jsonl.gz', language: 'go', description: 'HumanEval in Go (MultiPL-E, reworded prompts), 154 problems' },
+  'humaneval-cs': { file: 'multipl-e/humaneval-cs.jsonl.gz', language: 'csharp', description: 'HumanEval in C# (MultiPL-E, reworded prompts; lists compared with SequenceEqual, as DeepSeek-Coder fixed them), 158 problems' },
+};
+
+export function dataDir(): string {
+  // src/exec/benchmarks/bundled.ts and dist/exec/benchmarks/bundled.js both sit below the package root
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'data'))) return join(dir, 'data');
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find the data folder of codegauge');
+}
+
+export function benchmarkPath(name: string): string {
+  const b = BENCHMARKS[name];
+  if (!b) throw new UsageError(`--benchmark: unknown benchmark "${name}"; bundled: ${Object.keys(BENCHMARKS).join(', ')}`);
+  return join(dataDir(), b.file);
+}
+
+export function readBenchmark(name: string): ProblemSet {
+  const b = BENCHMARKS[name];
+  if (!b) benchmarkPath(name);
+  return readProblems(benchmarkPath(name), b.language);
+}
+
