@@ -4,7 +4,6 @@ import type { Sample } from './exec/benchmarks/samples.js';
 import { runnerIn } from './exec/runners/registry.js';
 import { runSample } from './exec/sample.js';
 import { resolveSandboxMode } from './exec/sandbox/mode.js';
-import { PyodidePool } from './exec/sandbox/pyodide/pool.js';
 import { Sandbox } from './exec/sandbox/sandbox.js';
 import type { SandboxMode } from './exec/sandbox/types.js';
 import { Servers } from './exec/servers.js';
@@ -82,14 +81,12 @@ export async function toPassTests(this: MatcherContext, code: unknown, ref: Prob
   const sample: Sample = { index: 0, taskId: problem.taskId, line: 1, ...(as === 'solution' ? { solution: code } : { completion: code }) };
   // servers for this call only (a test run must not be kept alive by them)
   const sandbox = new Sandbox(mode);
-  const servers = mode === 'pyodide' ? undefined : new Servers(sandbox, false);
-  const pyodide = mode === 'pyodide' ? new PyodidePool() : undefined;
+  const servers = new Servers(sandbox, false);
   let verdict;
   try {
-    ({ verdict } = await runSample({ sandbox, servers, pyodide }, { problem, runner, code: runner.code(problem, sample) }, { timeoutMs: Math.round((options.timeout ?? 3) * 1000), memoryMb: options.memoryMb ?? 1024 }));
+    ({ verdict } = await runSample({ sandbox, servers }, { problem, runner, code: runner.code(problem, sample) }, { timeoutMs: Math.round((options.timeout ?? 3) * 1000), memoryMb: options.memoryMb ?? 1024 }));
   } finally {
-    servers?.close();
-    pyodide?.close();
+    servers.close();
   }
   const pass = verdict.status === 'passed';
   const tail = verdict.stderr.trim().split('\n').slice(-12).join('\n');

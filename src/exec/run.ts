@@ -13,7 +13,6 @@ import { checkJavaProblems } from './runners/java.js';
 import type { Runner } from './runners/kit.js';
 import { runnerIn } from './runners/registry.js';
 import { DEFAULT_TIMEOUT_RETRY, runSample, TIMEOUT_RETRIES, type SampleContext, type TimeoutRetry } from './sample.js';
-import { PyodidePool } from './sandbox/pyodide/pool.js';
 import { Sandbox } from './sandbox/sandbox.js';
 import { DEFAULT_DISK_MB, type SandboxMode } from './sandbox/types.js';
 import { Servers } from './servers.js';
@@ -124,7 +123,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
   const sandbox = new Sandbox(options.sandbox);
   const ctxBase: Omit<SampleContext, 'slot'> = {
     sandbox,
-    ...(options.sandbox === 'pyodide' ? { pyodide: new PyodidePool() } : { servers: new Servers(sandbox, options.warm !== false) }),
+    servers: new Servers(sandbox, options.warm !== false),
     builds: new CompileCache(),
   };
   try {
@@ -195,7 +194,6 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     return { summary, rows: ordered };
   } finally {
     ctxBase.servers?.close();
-    ctxBase.pyodide?.close();
     ctxBase.builds?.close();
     sandbox.close();
     unlock();

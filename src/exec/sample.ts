@@ -5,7 +5,6 @@ import type { Problem } from './benchmarks/problems.js';
 import { CompileCache } from './compile-cache.js';
 import { mountProgram, withMemory, writeProgram, type Program, type Runner, type Split, type Verdict } from './runners/kit.js';
 import { DATA_LINE_CAP, type ServerPool } from './sandbox/job-server.js';
-import type { PyodidePool } from './sandbox/pyodide/pool.js';
 import type { Sandbox } from './sandbox/sandbox.js';
 import { DEFAULT_DISK_MB, DEFAULT_OUTPUT_BYTES, type Limits, type RunResult } from './sandbox/types.js';
 import { discardWorkDir, makeWorkDir } from './sandbox/workdir.js';
@@ -64,10 +63,8 @@ export interface SampleLimits {
 
 export interface SampleContext {
   sandbox: Sandbox;
-  /** The family servers (Python, JavaScript, TypeScript) in bwrap and process mode. */
+  /** The family servers (Python, JavaScript, TypeScript; pyodide's interpreters). */
   servers?: Servers;
-  /** pyodide mode: the interpreters. */
-  pyodide?: PyodidePool;
   builds?: CompileCache;
   slot?: number;
 }
@@ -82,6 +79,7 @@ const base64Files = (files: Record<string, string>) => Object.fromEntries(Object
 
 function familyPool(ctx: SampleContext, runner: Runner, limits: SampleLimits): ServerPool {
   const settings = { memoryMb: limits.memoryMb, outputBytes: limits.outputBytes, diskMb: limits.diskMb };
+  if (runner.family === 'pyodide') return ctx.servers!.pyodide(settings);
   return runner.family === 'python' ? ctx.servers!.python(runner.interpreter!, settings) : ctx.servers!.node(runner.interpreter!, settings);
 }
 
@@ -112,6 +110,7 @@ async function runSplit(ctx: SampleContext, runner: Runner, split: Split, limits
     kind: 'serve',
     files: base64Files(split.candidate.files),
     file: split.candidate.file,
+    code: split.candidate.files[split.candidate.file],
     key: split.candidate.key,
     timeout_ms: timeoutMs,
     limits: jobLimits(limits, timeoutMs, limits.memoryMb),
@@ -145,7 +144,8 @@ async function runProgramOnServer(ctx: SampleContext, runner: Runner, program: P
   if ('error' in got) return { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, outputExceeded: false, durationMs: 0, sandboxError: got.error };
   const file = program.run[program.run.length - 1];
   const reply = await got.server.run(
-    { kind: 'program', files: base64Files(program.files), file, nonce, timeout_ms: timeoutMs, limits: jobLimits(limits, timeoutMs, limits.memoryMb), assert_fails: assertFails },
+    // pyodide's children take the program's text itself (they have no files of the host)
+    { kind: 'program', files: base64Files(program.files), file, code: program.files[file], nonce, timeout_ms: timeoutMs, limits: jobLimits(limits, timeoutMs, limits.memoryMb), assert_fails: assertFails },
     timeoutMs,
   );
   pool.done(slot, 'candidate', reply);
@@ -244,9 +244,6 @@ export async function runSample(ctx: SampleContext, task: { problem: Problem; ru
       let result: RunResult | undefined;
       if (runner.family && ctx.servers) {
         result = await runProgramOnServer(ctx, runner, programOf(), nonce, limits, timeoutMs, problem.format === 'humaneval-x' && /\bconsole\.assert\s*\(/.test(problem.tests));
-      } else if (ctx.pyodide) {
-        const p = programOf();
-        result = await ctx.pyodide.runCode(p.files[p.run[p.run.length - 1]] ?? '', nonce + '\n', base, ctx.slot ?? 0);
       } else {
         const r = await runCompiled(ctx, runner, programOf(), nonce, limits, base);
         compileMs = r.compileMs;

@@ -4,6 +4,7 @@ import { PYTHON_BOUNDARY } from './boundary/python-side.js';
 import type { SandboxRole } from './sandbox/identity.js';
 import { JobServer, ServerPool } from './sandbox/job-server.js';
 import { nodeServerScript } from './sandbox/node-server.js';
+import { PyodideChildren } from './sandbox/pyodide/pool.js';
 import { PYTHON_FORK_SERVER } from './sandbox/python-server.js';
 import type { Sandbox } from './sandbox/sandbox.js';
 import { makeWorkDir, removeWorkDir } from './sandbox/workdir.js';
@@ -36,6 +37,7 @@ function permissionFlag(): string {
 
 export class Servers {
   private readonly pools = new Map<string, ServerPool>();
+  private pyodideChildren?: PyodideChildren;
 
   constructor(
     readonly sandbox: Sandbox,
@@ -50,13 +52,27 @@ export class Servers {
     return { root: workDir, workDir };
   }
 
-  private pool(name: string, start: (slot: number, role: SandboxRole) => JobServer): ServerPool {
+  private pool(name: string, start: (slot: number, role: SandboxRole) => JobServer | Promise<JobServer>, cold?: (role: SandboxRole) => boolean): ServerPool {
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = new ServerPool(this.sandbox, start, !this.warm || this.sandbox.mode !== 'bwrap');
+      const warm = this.warm && this.sandbox.mode === 'bwrap';
+      pool = new ServerPool(this.sandbox, start, cold ?? (() => !warm));
       this.pools.set(name, pool);
     }
     return pool;
+  }
+
+  /**
+   * The pyodide children: a candidate's runs one job (a fresh interpreter per sample), the harness's is reused (it
+   * runs the benchmark's tests, and takes only plain values from a candidate).
+   */
+  pyodide(settings: ServerSettings): ServerPool {
+    const filesMb = Math.min(settings.diskMb ?? DEFAULT_DISK_MB, settings.memoryMb);
+    return this.pool(
+      `pyodide\u0000${settings.memoryMb}\u0000${filesMb}`,
+      (slot, role) => (this.pyodideChildren ??= new PyodideChildren(PYTHON_BOUNDARY)).start(slot, role, settings.memoryMb, filesMb),
+      (role) => role === 'candidate',
+    );
   }
 
   /** The fork servers of a Python interpreter. */
@@ -116,5 +132,6 @@ export class Servers {
   close(): void {
     for (const pool of this.pools.values()) pool.close();
     this.pools.clear();
+    this.pyodideChildren?.close();
   }
 }

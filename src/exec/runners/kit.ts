@@ -70,8 +70,8 @@ export interface Runner {
   code(problem: Problem, sample: Sample): string;
   /** The program with the tests in it (compiled languages; Python and JavaScript when the boundary cannot serve). */
   program(problem: Problem, code: string): Program;
-  /** Python, JavaScript, TypeScript: the runs go to that family's servers (fork server, node servers)... */
-  family?: 'python' | 'node';
+  /** Python, JavaScript, TypeScript: the runs go to that family's servers (fork server, node servers, pyodide)... */
+  family?: 'python' | 'node' | 'pyodide';
   /** ...started with this interpreter. */
   interpreter?: string;
   /** The sample split at the boundary, or undefined where the tests cannot be separated. */

@@ -2,11 +2,8 @@ import { UsageError } from '../../errors.js';
 import type { ExecLanguage } from '../benchmarks/problems.js';
 import { pyodidePackage } from '../sandbox/pyodide/package.js';
 import type { Runner, Verdict } from './kit.js';
-import { pythonCode, pythonErrorVerdict, pythonProgramText } from './python.js';
+import { pythonCode, pythonErrorVerdict, pythonProgramText, pythonSplit } from './python.js';
 
-
-/** The proof: the run's nonce, from the program's stdin, printed after the tests (the child gives the program its stdin). */
-const PY_EPILOGUE = '\n\nimport sys as _codegauge_sys\n_codegauge_sys.stdout.write("\\n" + _codegauge_sys.stdin.readline().strip() + "\\n")\n_codegauge_sys.stdout.flush()\n';
 
 /** The python3 runner's program (runners.ts), run by the pyodide pool instead of a python3 binary. */
 export function pyodideRunner(): Runner {
@@ -18,7 +15,9 @@ export function pyodideRunner(): Runner {
     processes: 1,
     code: pythonCode,
     // the same program as the python3 runner's; `pyodide` is a placeholder (the pool runs program.py itself)
-    program: (problem, code) => ({ files: { 'program.py': pythonProgramText(problem, code) + PY_EPILOGUE }, run: ['pyodide', 'program.py'] }),
+    family: 'pyodide',
+    program: (problem, code) => ({ files: { 'program.py': pythonProgramText(problem, code) }, run: ['pyodide', 'program.py'] }),
+    split: pythonSplit,
     classify(result, nonce): Verdict {
       const v = { exitCode: result.exitCode, durationMs: result.durationMs, stderr: result.stderr };
       if (result.sandboxError) return { ...v, status: 'sandbox_error', note: result.sandboxError };

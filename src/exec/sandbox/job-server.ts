@@ -56,17 +56,28 @@ export class JobServer {
   /** Run once when the server is killed (its private folder in process mode). */
   dispose?: () => void;
 
+  private readonly graceMs: number;
+  private cpuAtStart?: number;
+
   constructor(
     readonly label: string,
     command: CommandLine,
     readonly inNamespace: boolean,
+    options: { readyTimeoutMs?: number; graceMs?: number } = {},
   ) {
+    this.graceMs = options.graceMs ?? KILL_GRACE_MS;
     this.child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     this.control = this.child.stdio[3] as Readable & Writable;
     this.data = this.child.stdio[4] as Readable & Writable;
     let readyResolve: (why: string | undefined) => void = () => undefined;
     this.ready = new Promise((resolve) => (readyResolve = resolve));
     let started = false;
+    if (options.readyTimeoutMs) {
+      const timer = setTimeout(() => {
+        if (!started) this.lose(`the ${label} did not start within ${options.readyTimeoutMs! / 1000} s`);
+      }, options.readyTimeoutMs);
+      timer.unref();
+    }
     this.control.setEncoding('utf8');
     this.control.on('data', (chunk: string) => {
       this.controlBuffer += chunk;
@@ -81,9 +92,9 @@ export class JobServer {
           this.lose(`the ${label} sent a garbled reply`);
           return;
         }
-        if (!started && message.ready) {
+        if (!started && (message.ready || message.lost)) {
           started = true;
-          readyResolve(undefined);
+          readyResolve(message.lost);
           continue;
         }
         this.settle(message);
@@ -97,10 +108,14 @@ export class JobServer {
     });
     this.child.on('error', (e) => this.lose(`the ${label} could not start: ${e.message}`));
     this.child.on('exit', () => {
-      const why = `the ${label} stopped${this.serverErr.trim() ? `: ${this.serverErr.trim().split('\n').pop()}` : ''}`;
+      const why = `the ${label} stopped${this.serverErr.trim() ? `: ${lastReadableLine(this.serverErr)}` : ''}`;
       if (!started) readyResolve(why);
       started = true;
       this.lose(why);
+    });
+    // a server that never became ready also ends the wait for it
+    this.ready.then((why) => {
+      if (why) started = true;
     });
   }
 
@@ -152,13 +167,17 @@ export class JobServer {
   run(job: Record<string, unknown>, timeoutMs: number): Promise<ServerReply> {
     const id = this.nextId++;
     this.jobs++;
+    // a server outside a namespace (process mode, pyodide) runs its job in itself or its children: its CPU time
+    // before the job is taken off what it used by the time it has to be killed
+    this.cpuAtStart = this.inNamespace || this.child.pid === undefined ? undefined : treeCpuMs(this.child.pid);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // the server did not stop its job in time (starved, or stopped by the job): measure, then kill it all
-        const cpu = this.child.pid === undefined ? undefined : this.inNamespace ? serverJobsCpuMs(this.child.pid) : treeCpuMs(this.child.pid);
+        const now = this.child.pid === undefined ? undefined : this.inNamespace ? serverJobsCpuMs(this.child.pid) : treeCpuMs(this.child.pid);
+        const cpu = now === undefined ? undefined : Math.max(0, now - (this.cpuAtStart ?? 0));
         this.kill();
         this.settle({ id, killed: true, timed_out: true, dirty: true, ...(cpu !== undefined ? { killed_cpu: cpu } : {}) });
-      }, timeoutMs + KILL_GRACE_MS);
+      }, timeoutMs + this.graceMs);
       this.pending = (reply) => {
         clearTimeout(timer);
         resolve(reply);
@@ -184,8 +203,10 @@ export class JobServer {
   }
 }
 
-/** Starts servers for a slot and role. */
-export type ServerFactory = (slot: number, role: SandboxRole) => JobServer;
+/** The last line of a server's stderr that is not minified source (node quotes it for errors in pyodide.asm.js). */
+function lastReadableLine(text: string): string {
+  return text.trim().split('\n').filter((line) => line.length <= 2000).pop() ?? '';
+}
 
 /**
  * One server per worker slot and role, started on first use and replaced when it dies, reports itself changed, or no
@@ -196,22 +217,23 @@ export class ServerPool {
   private readonly servers = new Map<string, JobServer>();
 
   constructor(
-    readonly sandbox: Sandbox,
-    private readonly start: (slot: number, role: SandboxRole) => JobServer,
-    private readonly cold = false,
+    readonly sandbox: Sandbox | undefined,
+    private readonly start: (slot: number, role: SandboxRole) => JobServer | Promise<JobServer>,
+    /** Roles whose servers run one job each. */
+    private readonly cold: (role: SandboxRole) => boolean = () => false,
   ) {}
 
   /** The slot's server for a role (started if there is none, or it cannot take another job). */
   async get(slot: number, role: SandboxRole): Promise<{ server: JobServer } | { error: string }> {
     const id = `${slot}\u0000${role}`;
     let server = this.servers.get(id);
-    if (server && (server.dead || (this.cold && server.jobs > 0))) {
+    if (server && (server.dead || (this.cold(role) && server.jobs > 0))) {
       server.kill();
-      this.sandbox.reap(slot, role);
+      this.sandbox?.reap(slot, role);
       server = undefined;
     }
     if (!server) {
-      server = this.start(slot, role);
+      server = await this.start(slot, role);
       this.servers.set(id, server);
     }
     const why = await server.ready;
@@ -228,10 +250,10 @@ export class ServerPool {
     const id = `${slot}\u0000${role}`;
     const server = this.servers.get(id);
     if (!server) return;
-    if (reply.dirty || reply.lost || reply.killed || server.dead || this.cold) {
+    if (reply.dirty || reply.lost || reply.killed || server.dead || this.cold(role)) {
       server.kill();
       this.servers.delete(id);
-      this.sandbox.reap(slot, role);
+      this.sandbox?.reap(slot, role);
     }
   }
 

@@ -1,30 +1,45 @@
 /**
- * The two programs of the pyodide sandbox (see pyodide.ts): the script its child node processes run, and the Python
- * harness that script loads into the interpreter. Kept as text: the child is started from a file of its own, with
- * the permission model allowing it to read only that file and the pyodide package. No backquote or dollar-brace may
- * appear in either text (they are raw template strings).
+ * The programs of the pyodide sandbox (see package.ts): the script its child node processes run, and the Python that
+ * script runs in the interpreter. Kept as text: the child is started from a file of its own, with the permission model
+ * allowing it to read only that file, the pyodide package and the snapshot. No backquote or dollar-brace may appear
+ * in them (they are raw template strings).
  */
 
-export const PYODIDE_CHILD_SCRIPT = String.raw`// codegauge's pyodide child: one Python-in-WebAssembly interpreter that runs the programs the parent sends, one at a
-// time. Started with --disallow-code-generation-from-strings and the permission model (reads of the pyodide folder
-// and this file only: no writes, no child processes, no workers, no addons). One JSON line each way per program.
+export const PYODIDE_CHILD_SCRIPT = String.raw`// codegauge's pyodide child: one Python-in-WebAssembly interpreter. Started with --disallow-code-generation-from-
+// strings and the permission model (reads of the pyodide folder, this file and the snapshot only; no writes but the
+// snapshot's when making it; no child processes, workers or addons). Role 'candidate': one job (a program, or a
+// program serving calls), then the child ends: the next job gets a fresh interpreter. Role 'harness': the tests of
+// job after job. Role 'snapshot': loads the interpreter, writes its memory snapshot (which the others load in a
+// fraction of the time) and ends. Jobs and replies are JSON lines on fd 3 (as the other job servers'); a job's calls
+// and replies go through /dev/codegauge-data, read and written synchronously on fd 4.
 const proc = globalThis.process;
-const [dir, memoryArg] = proc.argv.slice(2);
-const fail = (e) => {
-  try {
-    proc.stdout.write(JSON.stringify({ fatal: String(e?.stack ?? e).slice(0, 4000) }) + '\n', () => proc.exit(70));
-  } catch {
-    proc.exit(70);
-  }
-};
-proc.on('uncaughtException', fail);
-proc.on('unhandledRejection', fail);
+const [dir, memoryArg, role, snapshotPath, filesArg] = proc.argv.slice(2);
+const CONTROL = 3;
+const DATA = 4;
 async function main() {
-  const { constants: fsConstants } = await import('node:fs');
+  const { constants: fsConstants, readSync, writeSync, readFileSync, writeFileSync } = await import('node:fs');
   const { pathToFileURL } = await import('node:url');
-  const { StringDecoder } = await import('node:string_decoder');
-
-  const send = (message) => proc.stdout.write(JSON.stringify(message) + '\n');
+  const { Socket } = await import('node:net');
+  const writeLine = (fd, text) => {
+    const data = Buffer.from(text + '\n', 'utf8');
+    let off = 0;
+    while (off < data.length) {
+      try {
+        off += writeSync(fd, data, off);
+      } catch (e) {
+        if (e.code !== 'EAGAIN') throw e;
+      }
+    }
+  };
+  const send = (message) => writeLine(CONTROL, JSON.stringify(message));
+  const fail = (e) => {
+    try {
+      send({ lost: 'the pyodide ' + role + ' stopped: ' + String(e?.stack ?? e).slice(0, 2000), dirty: true });
+    } catch {}
+    proc.exit(70);
+  };
+  proc.on('uncaughtException', fail);
+  proc.on('unhandledRejection', fail);
 
   // The permission model forbids process.binding; emscripten's NODEFS only reads the open() flags from it.
   proc.binding = (name) => {
@@ -85,7 +100,7 @@ async function main() {
   const EACCES = 2;
   const REFUSED_LOOKUPS = { getaddrinfo: -2, getnameinfo: -2, _emscripten_lookup_name: 0, getprotobyname: 0 };
   let pyModule; // emscripten's Module, for reading a path argument
-  const DEVICE = '/dev/codegauge';
+  const DEVICES = new Set(['/dev/codegauge', '/dev/codegauge-data']);
 
   function gateImports(env) {
     for (const name of Object.keys(env)) {
@@ -105,7 +120,7 @@ async function main() {
         };
       } else if (name === '__syscall_openat') {
         wrapper = function (...args) {
-          if (gateClosed && (args[2] & O_WRITE) && pyModule?.UTF8ToString(args[1]) !== DEVICE) dirty.add('a file was opened for writing');
+          if (gateClosed && (args[2] & O_WRITE) && !DEVICES.has(pyModule?.UTF8ToString(args[1]))) dirty.add('a file was opened for writing');
           return original.apply(this, args);
         };
       } else if (name === 'fd_write') {
@@ -155,8 +170,11 @@ async function main() {
     };
   }
 
-  // stdout is the channel to the parent: nothing else may print there
-  console.log = console.info = console.debug = console.error;
+  // A program's files: counted against --memory and the disk limit together (the in-memory file system's bytes live
+  // outside the WebAssembly memory that --memory caps); past it, writes fail with ENOSPC as on a full disk.
+  const filesCap = Math.max(1, Number(filesArg) || 64) * 1024 * 1024;
+  let filesBytes = 0;
+
   const started = performance.now();
   const { loadPyodide } = await import(pathToFileURL(dir + 'pyodide.mjs').href);
   const py = await loadPyodide({
@@ -165,12 +183,19 @@ async function main() {
     env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
     stdout: () => {},
     stderr: () => {},
+    ...(role === 'snapshot' ? { _makeSnapshot: true } : snapshotPath ? { _loadSnapshot: readFileSync(snapshotPath) } : {}),
   });
   pyModule = py._module;
+  if (role === 'snapshot') {
+    py.runPython(PRELOAD);
+    writeFileSync(snapshotPath, py.makeMemorySnapshot());
+    send({ ready: 1, snapshot: true });
+    proc.exit(0);
+  }
   for (const name of ['js', 'pyodide_js']) py.unregisterJsModule(name);
 
   // Nothing reachable from globalThis opens the network or the host any more.
-  for (const name of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'FormData', 'require', 'module', 'process']) {
+  for (const name of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'FormData', 'require', 'module']) {
     try {
       delete globalThis[name];
     } catch {
@@ -183,6 +208,32 @@ async function main() {
     } catch {
       // read-only
     }
+  }
+
+  {
+    const FS = py.FS;
+    const MEMFS = FS.filesystems.MEMFS;
+    const capacity = (node) => (node && node.contents && typeof node.contents.length === 'number' ? node.contents.length : 0);
+    for (const name of ['expandFileStorage', 'resizeFileStorage']) {
+      const original = MEMFS[name];
+      MEMFS[name] = function (node, size) {
+        const before = capacity(node);
+        if (size > before && filesBytes + (size - before) > filesCap) throw new FS.ErrnoError(28);
+        const r = original.call(this, node, size);
+        filesBytes += capacity(node) - before;
+        return r;
+      };
+    }
+    const unlink = MEMFS.node_ops.unlink;
+    MEMFS.node_ops.unlink = function (parent, name) {
+      let node;
+      try {
+        node = FS.lookupNode(parent, name);
+      } catch {}
+      const r = unlink.call(this, parent, name);
+      if (node) filesBytes -= capacity(node);
+      return r;
+    };
   }
 
   // Output: stdout kept up to the cap (a program writing more is stopped), stderr's tail.
@@ -206,20 +257,21 @@ async function main() {
       return bytes.length;
     },
   });
-  // The harness's channel to this process: result and dirty reports, one line each.
+  // /dev/codegauge: the Python side's reports (exit status, the harness's result), a line each.
+  // /dev/codegauge-data: the job's calls and replies, read and written synchronously on fd 4.
   let deviceLine = '';
   const deviceLines = [];
   {
     const FS = py.FS;
-    const id = FS.makedev(64, 0);
-    FS.registerDevice(id, {
+    const report = FS.makedev(64, 0);
+    FS.registerDevice(report, {
       open() {},
       close() {},
       read() {
         return 0;
       },
       write(stream, buffer, offset, length) {
-        deviceLine += Buffer.from(buffer.subarray(offset, offset + length)).toString('latin1');
+        deviceLine += Buffer.from(buffer.subarray(offset, offset + length)).toString('utf8');
         let nl;
         while ((nl = deviceLine.indexOf('\n')) >= 0) {
           deviceLines.push(deviceLine.slice(0, nl));
@@ -228,36 +280,54 @@ async function main() {
         return length;
       },
     });
-    FS.mkdev(DEVICE, id);
+    FS.mkdev('/dev/codegauge', report);
+    const data = FS.makedev(64, 1);
+    FS.registerDevice(data, {
+      open() {},
+      close() {},
+      read(stream, buffer, offset, length) {
+        for (;;) {
+          try {
+            return readSync(DATA, buffer, offset, length, null);
+          } catch (e) {
+            if (e.code !== 'EAGAIN') return 0;
+          }
+        }
+      },
+      write(stream, buffer, offset, length) {
+        let done = 0;
+        while (done < length) {
+          try {
+            done += writeSync(DATA, buffer, offset + done, length - done);
+          } catch (e) {
+            if (e.code !== 'EAGAIN') throw new FS.ErrnoError(32);
+          }
+        }
+        return length;
+      },
+    });
+    FS.mkdev('/dev/codegauge-data', data);
   }
 
   const harnessGlobals = py.toPy({});
-  py.runPython(HARNESS, { globals: harnessGlobals, filename: '<codegauge>' });
+  py.runPython(PRELOAD + '\n' + BOUNDARY + '\n' + HARNESS, { globals: harnessGlobals, filename: '<codegauge>' });
   const runJob = harnessGlobals.get('run_job');
   const jobData = harnessGlobals.get('JOB');
   const python = harnessGlobals.get('PYTHON_VERSION');
-  send({ ready: true, python, loadMs: Math.round(performance.now() - started) });
 
   function runOne(message) {
-    job = { stdout: [], stdoutBytes: 0, stderr: Buffer.alloc(0), outputBytes: message.outputBytes, outputExceeded: false };
-    const input = message.stdin;
-    let given = false;
-    py.setStdin({
-      stdin() {
-        if (given) return null;
-        given = true;
-        return input;
-      },
-      autoEOF: true,
-    });
-    jobData.set('code', message.code);
-    jobData.set('file', message.file);
+    job = { stdout: [], stdoutBytes: 0, stderr: Buffer.alloc(0), outputBytes: message.limits?.output ?? 1048576, outputExceeded: false };
+    py.setStdin({ stdin: () => null, autoEOF: true });
+    jobData.clear();
+    for (const key of ['kind', 'code', 'file', 'token', 'line_cap', 'prompt', 'tests', 'entry', 'call_check']) if (message[key] !== undefined) jobData.set(key, message[key]);
+    if (message.names !== undefined) jobData.set('names', py.toPy(message.names));
     deviceLines.length = 0;
     deviceLine = '';
     exitStatus = undefined;
     blocked = undefined;
     let failure;
     const t0 = performance.now();
+    const cpu0 = proc.cpuUsage();
     gateClosed = true;
     try {
       runJob();
@@ -267,10 +337,12 @@ async function main() {
       gateClosed = false;
     }
     const ms = performance.now() - t0;
+    const used = proc.cpuUsage(cpu0);
     let exit = null;
+    let result = null;
     for (const line of deviceLines) {
-      if (line.startsWith('dirty ')) dirty.add(line.slice(6));
-      else if (line.startsWith('exit ')) exit = Number(line.slice(5));
+      if (line.startsWith('exit ')) exit = Number(line.slice(5));
+      else if (line.startsWith('result ')) result = JSON.parse(line.slice(7));
     }
     let dead = false;
     let stderrText = job.stderr.toString('utf8');
@@ -288,278 +360,70 @@ async function main() {
     // a program that filled the memory leaves it allocated (WebAssembly memory never shrinks): start afresh
     if (memoryFull) dead = true;
     memoryFull = false;
-    const stdout = Buffer.concat(job.stdout).toString('utf8');
-    const outputExceeded = job.outputExceeded;
+    let stdout = Buffer.concat(job.stdout);
+    // the proof that a program's tests returned: printed here, after them; the program never held it
+    if (message.kind === 'program' && failure === undefined && exit === 0 && typeof message.nonce === 'string') stdout = Buffer.concat([stdout, Buffer.from('\n' + message.nonce + '\n')]);
+    const reply = {
+      id: message.id, exit, signal: null, timed_out: false, ms, cpu: (used.user + used.system) / 1000,
+      stdout: stdout.toString('base64'), stdout_size: job.stdoutBytes + (job.outputExceeded ? 1 : 0), stderr: Buffer.from(stderrText.slice(-65536)).toString('base64'),
+      result, dirty: dead || dirty.size > 0 || role === 'candidate',
+    };
     job = undefined;
-    return { id: message.id, exit, stdout, stderr: stderrText.slice(-65536), outputExceeded, ms: Math.round(ms), dead, dirty: [...dirty] };
+    return reply;
   }
 
-  const decoder = new StringDecoder('utf8');
+  send({ ready: 1, python, loadMs: Math.round(performance.now() - started) });
+  const control = new Socket({ fd: CONTROL, readable: true, writable: false });
+  control.setEncoding('utf8');
   let pending = '';
-  proc.stdin.on('data', (chunk) => {
-    pending += decoder.write(chunk);
+  control.on('data', (chunk) => {
+    pending += chunk;
     let nl;
     while ((nl = pending.indexOf('\n')) >= 0) {
       const line = pending.slice(0, nl);
       pending = pending.slice(nl + 1);
       const reply = runOne(JSON.parse(line));
       send(reply);
-      if (reply.dead || reply.dirty.length) {
-        proc.stdin.pause();
-        proc.stdout.write('', () => proc.exit(0));
-        return;
-      }
+      if (reply.dirty) proc.exit(0);
     }
   });
-  proc.stdin.on('end', () => proc.exit(0));
+  control.on('end', () => proc.exit(0));
 }
-main().catch(fail);
+main().catch((e) => {
+  try {
+    process.stderr.write(String(e?.stack ?? e) + '\n');
+  } catch {}
+  process.exit(70);
+});
 `;
 
-export const PYODIDE_HARNESS = String.raw`# codegauge's harness inside the pyodide child. It lives in a private namespace that no module refers to; the child
-# script calls run_job() with the gate closed, so nothing that runs from here can reach JavaScript.
-import atexit, builtins, gc, io, os, random, sys, traceback, warnings
+export const PYODIDE_HARNESS = String.raw`# codegauge's side of a pyodide interpreter: run_job() runs the job the child put in JOB (a program as __main__,
+# a program serving calls, or the tests' harness), with the gate closed: nothing that runs from here reaches
+# JavaScript. The boundary's codec, serve() and harness() are defined before this (the fork server's code).
+import builtins, io, json, os, sys, traceback
 
 PYTHON_VERSION = '%d.%d.%d' % sys.version_info[:3]
 JOB = {}
-
-# Modules a program often imports, loaded once (importing typing alone takes tens of milliseconds in WebAssembly).
-for _name in ('abc', 'array', 'bisect', 'cmath', 'collections', 'collections.abc', 'copy', 'dataclasses', 'datetime',
-              'decimal', 'enum', 'fractions', 'functools', 'hashlib', 'heapq', 'itertools', 'json', 'math', 'numbers',
-              'operator', 'random', 're', 'statistics', 'string', 'struct', 'textwrap', 'time', 'typing', 'unicodedata',
-              'linecache', 'tokenize'):
-    try:
-        __import__(_name)
-    except ImportError:
-        pass
-import linecache, re, signal
-
-_DEVICE = '/dev/codegauge'
-_state = {'fd': -1, 'harness': True}
-_write = os.write
+_REPORT = '/dev/codegauge'
+_DATA = '/dev/codegauge-data'
 
 
 def _report(line):
-    fd = _state['fd']
-    if fd >= 0:
-        try:
-            _write(fd, (line + '\n').encode('utf-8', 'backslashreplace'))
-        except OSError:
-            pass
-
-
-# Events that hand a program the means to change what the next program sees (frames, the garbage collector's view
-# of every object, code and class attributes, tracing, other audit hooks) or to leave the interpreter: after one of
-# them the interpreter is not reused.
-_DIRTY_EVENTS = frozenset((
-    'sys._getframe', 'sys._current_frames', 'sys._current_exceptions', 'sys.settrace', 'sys.setprofile',
-    'sys.addaudithook', 'sys.monitoring.register_callback', 'gc.get_objects', 'gc.get_referrers', 'gc.get_referents',
-    'os.putenv', 'os.unsetenv', 'os.chdir',
-    'os.system', 'os.kill', 'os.killpg', 'os.fork', 'os.forkpty', 'os.exec', 'os.posix_spawn', 'os.spawn',
-    'subprocess.Popen', 'signal.pthread_kill', 'function.__new__', 'code.__new__',
-))
-_DIRTY_PREFIXES = ('ctypes.', 'socket.', 'shutil.', 'sys.monitoring.', 'os.exec', 'os.spawn', 'os.posix_spawn', 'cpython.')
-_DIRTY_IMPORTS = frozenset(('ctypes', '_ctypes'))
-
-
-# Reading a frame (tb_frame, gi_frame...) is such a reach; setting __code__ or __defaults__ is one only on a function
-# the program did not make itself (namedtuple and dataclasses set them on their own), the ids of which fill _protected.
-_protected = set()
-
-
-def _make_hook(report, state, events, prefixes, imports, protected):
-    def hook(event, args):
-        if state['harness']:
-            return
-        if event == 'object.__getattr__':
-            if args[1].endswith('frame'):
-                report('dirty the program read ' + args[1])
-        elif event == 'object.__setattr__' or event == 'object.__delattr__':
-            if id(args[0]) in protected:
-                report('dirty the program changed ' + args[1] + ' of a function it did not make')
-        elif event in events or event.startswith(prefixes) or event == 'import' and args[0] in imports:
-            report('dirty the program used ' + (event if event != 'import' else 'import ' + args[0]))
-    return hook
-
-
-sys.addaudithook(_make_hook(_report, _state, _DIRTY_EVENTS, _DIRTY_PREFIXES, _DIRTY_IMPORTS, _protected))
-del _make_hook
-
-# What a program may change and is put back after it (rebinding these is ordinary program behaviour).
-_modules = sys.modules
-_SYS_LISTS = ('path', 'meta_path', 'path_hooks', 'warnoptions')
-_sys_lists = {name: (getattr(sys, name), list(getattr(sys, name))) for name in _SYS_LISTS}
-_path_cache = (sys.path_importer_cache, dict(sys.path_importer_cache))
-_warning_filters = (warnings.filters, list(warnings.filters))
-_recursion_limit = sys.getrecursionlimit()
-_int_digits = sys.get_int_max_str_digits()
-_switch_interval = sys.getswitchinterval()
-_gc_threshold = gc.get_threshold()
-_std = (sys.stdin, sys.stdout, sys.stderr)
-_HEAPTYPE = 1 << 9
-_TYPE_SUBCLASS = 1 << 31
-# tuples and frozensets cannot change what they hold; import machinery objects are not program state
-_MUTABLE_CONTAINERS = frozenset((dict, list, set))
-_python_kinds = {}
-_js_kinds = {}
-_LEAVES = frozenset((str, int, float, bool, bytes, type(None), complex, type(len), type(lambda: 0), type(str.join), type(int.__add__), type(type.__dict__['__name__']), type(type.__dict__['__flags__']), classmethod, staticmethod, property, type(sys)))
-
-
-def _clear_caches():
-    for cache in (getattr(re, '_cache', None), getattr(re, '_cache2', None), linecache.cache, getattr(__import__('encodings'), '_cache', None)):
-        if isinstance(cache, dict):
-            cache.clear()
-    random.seed()
-
-
-def _inner_kinds(values_or_kinds):
-    # the kinds of value worth a look inside; most namespaces hold only functions, descriptors and constants, and
-    # this finds that out with C loops (map, set) instead of one Python step per value
-    kinds = values_or_kinds if type(values_or_kinds) is set else set(map(type, values_or_kinds))
-    kinds -= _LEAVES
-    return {k for k in kinds if k in _MUTABLE_CONTAINERS or k.__flags__ & _TYPE_SUBCLASS or k.__flags__ & _HEAPTYPE and k.__dictoffset__ and k not in _METADATA} if kinds else kinds
-
-
-def _walk(names, labelled):
-    """What lies within three steps of every module's namespace: the objects themselves, compared by identity (or
-    equality), so that rebinding or mutating any of them shows. Written for pyodide, where every call of a builtin
-    function costs a trip through JavaScript: per object only slot operations, per container a few calls."""
-    acc = []
-    seen = {}
-    for name in names:
-        module = _modules.get(name)
-        acc += ((name, module),) if labelled else (module,)
-        if type(module) is not _ModuleType:
-            continue
-        # the namespace itself is put back after every program (_restore_namespaces): only what it holds is walked
-        namespace = module.__dict__
-        inner = _inner_kinds(namespace.values())
-        if not inner:
-            continue
-        queue = [(v, 2, (name, k) if labelled else None) for k, v in namespace.items() if type(v) in inner]
-        for obj, depth, where in queue:  # the loop also takes what is appended on the way
-            kind = type(obj)
-            if kind.__flags__ & _TYPE_SUBCLASS:
-                if obj in seen or not obj.__flags__ & _HEAPTYPE:  # a class hashes by identity
-                    continue
-                seen[obj] = True
-                obj = obj.__dict__  # its attributes (a fresh proxy each time, never a key of seen)
-                kind = dict
-            else:
-                key = id(obj)
-                if key in seen:
-                    continue
-                seen[key] = True
-            if kind is dict:
-                values = obj.values()
-                if labelled:
-                    acc += [((where, k), v) for k, v in obj.items()]
-                else:
-                    acc += obj
-                    acc += values
-            elif kind is list or kind is set:
-                values = obj
-                acc += [((where, '[]'), v) for v in obj] if labelled else obj
-            else:
-                if kind not in _python_kinds:
-                    if kind in _js_kinds or issubclass(kind, _JsProxy):
-                        _js_kinds[kind] = True
-                        continue
-                    _python_kinds[kind] = True
-                try:
-                    d = object.__getattribute__(obj, '__dict__')
-                except Exception:
-                    continue
-                if type(d) is dict:
-                    queue += ((d, depth, (where, '__dict__') if labelled else None),)
-                continue
-            # (no lengths: a shorter or longer container shifts everything after it)
-            if depth > 1:
-                kinds = set(map(type, values))
-                kinds -= _LEAVES
-                if kinds:
-                    inner = _inner_kinds(kinds)
-                    if inner:
-                        queue += [(v, depth - 1, where) for v in values if type(v) in inner]
-    extra = (hash(tuple(os.environ.items())), tuple(_handler_key(s) for s in _signals), tuple(len(_abc_dump(c)[0]) for c in _abcs),
-             atexit._ncallbacks(), gc.isenabled(), len(gc.callbacks))
-    acc += (('process', extra),) if labelled else (extra,)
-    return acc
-
-
-from pyodide.ffi import JsProxy as _JsProxy
-_ModuleType = type(sys)
-import importlib.machinery as _machinery, zipimport as _zipimport
-_METADATA = frozenset((_ModuleType, _machinery.ModuleSpec, _machinery.SourceFileLoader, _machinery.SourcelessFileLoader,
-                       _machinery.ExtensionFileLoader, _machinery.FileFinder, _zipimport.zipimporter,
-                       getattr(getattr(re, '_constants', None), '_NamedIntConstant', _ModuleType)))
-# import js and import pyodide_js are gone (the gate refuses any JavaScript object anyway)
-for _name in [n for n, m in _modules.items() if isinstance(m, _JsProxy) or n.startswith(('js.', 'pyodide_js.'))]:
-    del _modules[_name]
-import _signal
-from _abc import _get_dump as _abc_dump
-
-
-def _handler_key(signum):
-    handler = _signal.getsignal(signum)
-    return handler if type(handler) is int or handler is None else id(handler)
-
-
-# the signals a program can deliver to itself here (raise_signal, alarm, setitimer) and would plausibly handle
-_signals = [getattr(signal, n) for n in ('SIGINT', 'SIGTERM', 'SIGALRM', 'SIGVTALRM', 'SIGPROF', 'SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGCHLD', 'SIGPIPE', 'SIGQUIT', 'SIGABRT', 'SIGSEGV', 'SIGFPE') if hasattr(signal, n)]
-
-
-def _put_back():
-    """Undoes what a program may change in the ordinary course of things; the fingerprint catches the rest."""
-    for name in list(_modules):
-        if name not in _base_set:
-            del _modules[name]
-    for name, (lst, saved) in _sys_lists.items():
-        if getattr(sys, name, None) is not lst:
-            setattr(sys, name, lst)
-        if lst != saved:
-            lst[:] = saved
-    cache, saved = _path_cache
-    if sys.path_importer_cache is not cache:
-        sys.path_importer_cache = cache
-    if len(cache) != len(saved) or any(cache.get(k) is not v for k, v in saved.items()):
-        cache.clear()
-        cache.update(saved)
-    filters, saved = _warning_filters
-    if warnings.filters is not filters:
-        warnings.filters = filters
-    if filters != saved:
-        filters[:] = saved
-        warnings._filters_mutated()
-    sys.stdin, sys.stdout, sys.stderr = _base_std
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = _base_std
-    sys.argv = _argv
-    _argv[:] = ['']
-    sys.setrecursionlimit(_recursion_limit)
-    sys.set_int_max_str_digits(_int_digits)
-    sys.setswitchinterval(_switch_interval)
-    gc.set_threshold(*_gc_threshold)
-    if not gc.isenabled():
-        gc.enable()
-    _clear_caches()
-
-
-def _restore_namespaces():
-    """Module attributes a program rebound (math.sqrt = ..., builtins.len = ...) are put back, builtins first."""
-    for name, module, namespace, saved in _base_namespace_items:
-        if _modules.get(name) is not module:
-            _modules[name] = module
-        namespace.clear()
-        namespace.update(saved)
+    fd = os.open(_REPORT, os.O_WRONLY)
+    try:
+        os.write(fd, (line + '\n').encode('utf-8', 'backslashreplace'))
+    finally:
+        os.close(fd)
 
 
 def _fresh_std():
-    global _std
-    _std = (
+    std = (
         io.TextIOWrapper(io.BufferedReader(io.FileIO(0, 'r', closefd=False)), encoding='utf-8'),
         io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, 'w', closefd=False)), encoding='utf-8', errors='backslashreplace'),
         io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, 'w', closefd=False)), encoding='utf-8', errors='backslashreplace', line_buffering=True),
     )
+    sys.stdin, sys.stdout, sys.stderr = std
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = std
 
 
 def _exit_code(e):
@@ -575,99 +439,68 @@ def _exit_code(e):
     return 1
 
 
-def run_job():
-    _state['harness'] = True
-    _state['fd'] = os.open(_DEVICE, os.O_WRONLY)
-    code = 0
+def _run_main(namespace):
+    # the program as __main__, as python3 program.py would run it; an error or an exit ends the job here
+    source, filename = JOB['code'], JOB.get('file', 'program.py')
     try:
-        _fresh_std()
-        sys.stdin, sys.stdout, sys.stderr = _std
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = _std
-        source = JOB['code']
-        filename = JOB['file']
-        sys.argv = [filename]
-        main = {'__name__': '__main__', '__file__': filename, '__builtins__': builtins, '__doc__': None, '__package__': None, '__spec__': None, '__loader__': None}
-        try:
-            compiled = compile(source, filename, 'exec')
-        except (SyntaxError, ValueError) as e:
-            sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
-            code = 1
-        else:
-            _state['harness'] = False
-            try:
-                exec(compiled, main)
-            except SystemExit as e:
-                _state['harness'] = True
-                code = _exit_code(e)
-            except BaseException as e:
-                _state['harness'] = True
-                try:
-                    traceback.print_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None)
-                except BaseException:
-                    sys.stderr.write(type(e).__name__ + '\n')
-                code = 1
-            _state['harness'] = False
-            try:
-                atexit._run_exitfuncs()
-            except BaseException:
-                pass
-            _state['harness'] = True
-            atexit._clear()
-        for stream in (sys.stdout, sys.stderr, _std[1], _std[2]):
+        compiled = compile(source, filename, 'exec')
+    except (SyntaxError, ValueError) as e:
+        sys.stderr.write(''.join(traceback.format_exception_only(type(e), e)))
+        raise SystemExit(1)
+    try:
+        exec(compiled, namespace)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None)
+        raise SystemExit(1)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except BaseException:
                 pass
-        # what the program made goes (its finalizers run here, still behind the gate), then what it changed
-        main.clear()
-        del main
-        _state['harness'] = False
-        gc.collect()
-        _state['harness'] = True
-        _restore_namespaces()
-        _put_back()
-        if _walk(_base_names, False) != _baseline:
-            _report('dirty the program changed interpreter state (%s)' % _first_change())
-    finally:
-        _state['harness'] = True
-        _report('exit %d' % code)
-        fd = _state['fd']
-        _state['fd'] = -1
-        os.close(fd)
 
 
-# The baseline every program starts from. Exit functions registered so far would run only when the interpreter
-# ends, which it never does; a program's own run when it ends, as in CPython.
-atexit._clear()
-_argv = sys.argv = ['']
-_fresh_std()
-_base_std = _std
-_base_names = tuple(_modules)
-_base_set = frozenset(_base_names)
-_put_back()
-gc.collect()
-# builtins first: the rest of the clean-up looks names up there
-_base_namespace_items = sorted(((name, m, m.__dict__, dict(m.__dict__)) for name, m in _modules.items() if isinstance(getattr(m, '__dict__', None), dict)), key=lambda item: item[0] != 'builtins')
-# abstract base classes keep what register() adds in C, out of the walk's sight: their registries are counted
-_abcs = list({id(v): v for m in _modules.values() if type(m) is _ModuleType for v in m.__dict__.values() if isinstance(v, type) and '_abc_impl' in v.__dict__}.values())
-_baseline = _walk(_base_names, False)
-_protected.update(id(o) for o in _baseline if type(o) is type(_report))
-_baseline_labelled = _walk(_base_names, True)
+def run_job():
+    code = 0
+    _fresh_std()
+    kind = JOB['kind']
+    sys.argv = [JOB.get('file', 'program.py')]
+    namespace = {'__name__': '__main__', '__file__': sys.argv[0], '__builtins__': builtins, '__doc__': None, '__package__': None, '__spec__': None, '__loader__': None}
+    job = dict(JOB)
+    if 'names' in job:
+        job['names'] = list(job['names'])
+    try:
+        if kind == 'program':
+            _run_main(namespace)
+        elif kind == 'serve':
+            serve(job, os.open(_DATA, os.O_RDWR), namespace, _run_main)
+        else:
+            harness(job, os.open(_DATA, os.O_RDWR), lambda result: _report('result ' + json.dumps(result)))
+    except SystemExit as e:
+        code = _exit_code(e)
+    except BaseException as e:
+        try:
+            traceback.print_exception(type(e), e, e.__traceback__)
+        except BaseException:
+            sys.stderr.write(type(e).__name__ + '\n')
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    _report('exit %d' % code)
+`;
 
-
-def _first_change():
-    for (where, now), (_, then) in zip(_walk(_base_names, True), _baseline_labelled):
-        if now is not then and now != then:
-            return _label(where)
-    return 'the number of objects'
-
-
-def _label(where):
-    parts = []
-    while type(where) is tuple:
-        where, last = where
-        parts.append(str(last))
-    parts.append(str(where))
-    return '.'.join(reversed(parts))
-gc.freeze()
+export const PYODIDE_PRELOAD = String.raw`# Modules a program often imports, loaded once (into the snapshot every interpreter starts from).
+for _name in ('abc', 'array', 'bisect', 'cmath', 'collections', 'collections.abc', 'copy', 'dataclasses', 'datetime',
+              'decimal', 'enum', 'fractions', 'functools', 'hashlib', 'heapq', 'itertools', 'json', 'math', 'numbers',
+              'operator', 'random', 're', 'statistics', 'string', 'struct', 'textwrap', 'time', 'typing', 'unicodedata',
+              'linecache', 'tokenize', 'traceback', 'io', 'base64'):
+    try:
+        __import__(_name)
+    except ImportError:
+        pass
 `;
