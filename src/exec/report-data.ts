@@ -14,10 +14,10 @@ export function execSummaryOfRows(rows: ExecRow[]): ExecSummary {
     systems: systems.map((name) => {
       const mine = rows.filter((r) => r.system === name);
       const counts = new Map<string, number>();
-      for (const r of mine) counts.set(r.task_id, (counts.get(r.task_id) ?? 0) + 1);
+      for (const r of mine) counts.set(r.problem_id ?? r.task_id, (counts.get(r.problem_id ?? r.task_id) ?? 0) + 1);
       const least = Math.min(...counts.values());
       const ks = [1, 10, 100].filter((k) => k <= least);
-      return summariseSystem(name, '(results.jsonl)', mine, mine.map((r) => ({ problem: { taskId: r.task_id } as never })), ks.length ? ks : [1], 'unknown (read from results.jsonl)');
+      return summariseSystem(name, '(results.jsonl)', mine, mine.map((r) => ({ problem: { taskId: r.problem_id ?? r.task_id } })), ks.length ? ks : [1], 'unknown (read from results.jsonl)');
     }),
   };
 }

@@ -7,6 +7,7 @@ import { makeDir } from '../io/dirs.js';
 import { lockOutput } from '../io/lock.js';
 import { VERSION } from '../version.js';
 import type { Problem, ProblemSet } from './benchmarks/problems.js';
+import { quarantine } from './benchmarks/quarantine.js';
 import { matchSamples, readSamples, type Sample } from './benchmarks/samples.js';
 import { CompileCache } from './compile-cache.js';
 import { checkJavaProblems } from './runners/java.js';
@@ -45,6 +46,8 @@ export interface ExecOptions {
   diskMb?: number;
   /** Only this shard's problems. */
   shard?: Shard;
+  /** Leave the bundled benchmark's quarantined tasks (data/exec/quarantine.json) out; the summary lists them. */
+  excludeBroken?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -94,6 +97,7 @@ interface Task {
 
 /** Everything a run of these options will execute, grouped by system (only the shard's problems). */
 function plan(options: ExecOptions, names: string[]): Task[][] {
+  const broken = options.excludeBroken && options.problems.benchmark ? quarantine(options.problems.benchmark) : {};
   return options.samples.map((path, s) => {
     const samples = readSamples(path);
     const problems = matchSamples(samples, options.problems, path);
@@ -101,7 +105,7 @@ function plan(options: ExecOptions, names: string[]): Task[][] {
     const tasks: Task[] = [];
     samples.forEach((sample, i) => {
       const problem = problems[i];
-      if (!inShard(problem.key, options.shard)) return;
+      if (!inShard(problem.key, options.shard) || problem.key in broken) return;
       const runner = runnerIn(options.sandbox, problem.language);
       const code = runner.code(problem, sample);
       const sha = createHash('sha256').update(JSON.stringify([code, problem.tests, problem.prompt, problem.language, problem.format])).digest('hex').slice(0, 16);
@@ -163,6 +167,7 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
           system: t.system,
           index: t.sample.index,
           task_id: t.sample.taskId,
+          ...(t.problem.taskId !== t.sample.taskId ? { problem_id: t.problem.taskId } : {}),
           status: verdict.status,
           passed: verdict.status === 'passed',
           duration_ms: attempts.reduce((s, a) => s + a.duration_ms, 0),
@@ -183,10 +188,12 @@ export async function execSystems(options: ExecOptions): Promise<{ summary: Exec
     const ordered = tasks.flat().map((t) => rows.get(`${t.system}\u0000${t.sample.index}`)!);
     writing(resultsPath, () => writeFileSync(resultsPath + '.tmp', ordered.map((r) => JSON.stringify(r) + '\n').join('')));
     renameSync(resultsPath + '.tmp', resultsPath);
+    const excluded = options.excludeBroken && options.problems.benchmark ? Object.entries(quarantine(options.problems.benchmark)).map(([key, reason]) => ({ task_id: options.problems.byKey.get(key)?.taskId ?? key, reason })) : [];
     const summary: ExecSummary = {
       kind: 'exec',
       version: VERSION,
       ...(options.shard ? { shard: shardLabel(options.shard) } : {}),
+      ...(excluded.length ? { excluded } : {}),
       systems: names.map((name, s) => summariseSystem(name, options.samples[s], tasks[s].map((t) => rows.get(`${t.system}\u0000${t.sample.index}`)!), tasks[s], options.ks, signatures[s])),
     };
     const summaryPath = join(dir, 'summary.json');

@@ -7,6 +7,8 @@ export interface ExecRow {
   system: string;
   index: number;
   task_id: string;
+  /** The problem's own id, where the sample named it otherwise (`0`, `HumanEval_0_has_close_elements`). */
+  problem_id?: string;
   status: ExecStatus;
   passed: boolean;
   duration_ms: number;
@@ -43,6 +45,8 @@ export interface ExecSummary {
   version: string;
   /** `i/N` when this folder holds one shard of a run (`merge` joins them). */
   shard?: string;
+  /** Quarantined tasks left out of pass@k (`--exclude-broken`), with the reason each cannot be passed. */
+  excluded?: { task_id: string; reason: string }[];
   systems: ExecSystemSummary[];
 }
 

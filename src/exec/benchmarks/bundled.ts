@@ -37,6 +37,6 @@ export function benchmarkPath(name: string): string {
 export function readBenchmark(name: string): ProblemSet {
   const b = BENCHMARKS[name];
   if (!b) benchmarkPath(name);
-  return readProblems(benchmarkPath(name), b.language);
+  return { ...readProblems(benchmarkPath(name), b.language), benchmark: name };
 }
 

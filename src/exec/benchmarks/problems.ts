@@ -63,6 +63,8 @@ export interface ProblemSet {
   byKey: Map<string, Problem>;
   /** sha256 of the problem file's bytes (the signature carries a prefix). */
   sha256: string;
+  /** The bundled benchmark it is (`readBenchmark`), for its quarantine list. */
+  benchmark?: string;
 }
 
 /** `HumanEval/53`, `HumanEval_53_add`, `CPP/53`, `53` -> `53`; any other id is its own key. */
