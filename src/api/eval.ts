@@ -7,7 +7,9 @@ import { judgeSystems } from '../judges/judge-run.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { VERSION } from '../version.js';
+import { inShard, type Shard } from '../config/shard.js';
 import type { ProblemSet } from '../exec/benchmarks/problems.js';
+import { quarantine } from '../exec/benchmarks/quarantine.js';
 import type { Sample } from '../exec/benchmarks/samples.js';
 import { execSystems, type ExecRow, type ExecSummary, type TimeoutRetry } from '../exec/run.js';
 import { runnerIn } from '../exec/runners/registry.js';
@@ -50,6 +52,10 @@ export interface EvalOptions {
   outDir: string;
   /** Only the first `limit` problems. */
   limit?: number;
+  /** Only this shard's problems (by problem id, as `exec --shard`); `merge` joins the folders. */
+  shard?: Shard;
+  /** Leave the bundled benchmark's quarantined tasks out (not generated, not counted). */
+  excludeBroken?: boolean;
   metrics?: string[];
   judges?: EvalJudge[];
   /** The judges' model and settings (default: the generating model at temperature 0). */
@@ -89,7 +95,8 @@ export function systemNameOf(model: string): string {
 
 export async function evalModel(options: EvalOptions): Promise<{ report: EvalReport; table: EvalTableRow[] }> {
   const { outDir: dir, n } = options;
-  const problems = options.problems.problems.slice(0, options.limit ?? undefined);
+  const broken = options.excludeBroken && options.problems.benchmark ? quarantine(options.problems.benchmark) : {};
+  const problems = options.problems.problems.slice(0, options.limit ?? undefined).filter((p) => inShard(p.key, options.shard) && !(p.key in broken));
   if (problems.length === 0) throw new UsageError('no problems to evaluate');
   const needsReference = (options.metrics?.length ?? 0) > 0 || (options.judges?.length ?? 0) > 0;
   if (needsReference) {
@@ -135,6 +142,8 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     sandbox: options.sandbox,
     warm: options.warm,
     timeoutRetry: options.timeoutRetry,
+    shard: options.shard,
+    excludeBroken: options.excludeBroken,
     outDir: dir,
     onProgress: options.onProgress?.('exec'),
   });

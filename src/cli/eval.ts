@@ -5,6 +5,7 @@ import { lockOutput } from '../io/lock.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 // judges, metrics, grammars and the eval pipeline are loaded when the command runs, not at CLI start-up
 import type { EvalJudge, EvalReport } from '../api/eval.js';
+import { parseShard, type Shard } from '../config/shard.js';
 import { BENCHMARKS, readBenchmark } from '../exec/benchmarks/bundled.js';
 import { readProblems } from '../exec/benchmarks/problems.js';
 import { resolveSandboxMode } from '../exec/sandbox/mode.js';
@@ -25,6 +26,8 @@ interface EvalCliOptions extends LlmCliOptions {
   n: number;
   k?: string[];
   limit?: number;
+  shard?: Shard;
+  excludeBroken?: boolean;
   execTimeout: number;
   timeoutRetry: 'always' | 'starved' | 'never';
   memory: number;
@@ -60,6 +63,8 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       .option('--n <n>', 'samples per problem (sample s is asked with seed --seed + s)', integerIn('--n', 1, 10_000), 1)
       .option('--k <list>', 'pass@k and pass^k for these k (comma-separated; default 1 and n)', list)
       .option('--limit <n>', 'only the first n problems', integerIn('--limit', 1))
+      .option('--shard <i/N>', 'only the problems of shard i of N (generated, run and scored); join the folders with codegauge merge', parseShard)
+      .option('--exclude-broken', "leave the bundled benchmark's quarantined tasks (see exec --self-test) out: they are not generated nor counted")
       .option('--exec-timeout <seconds>', 'wall-clock limit per program (a timeout is retried once with twice the time, as --timeout-retry says)', numberIn('--exec-timeout', 0.1, 600), 3)
       .addOption(timeoutRetryOption())
       .option('--memory <MB>', 'memory limit per program', integerIn('--memory', 64, 65536), 1024)
@@ -114,6 +119,8 @@ export function addEvalCommand(program: Command, io: CliIo): void {
         sandbox,
         outDir: opts.out,
         limit: opts.limit,
+        shard: opts.shard,
+        excludeBroken: opts.excludeBroken,
         metrics: opts.metric,
         judges,
         judgeContext: { name: opts.judgeModel ?? opts.model, model: judgeSpec, temperature: 0, maxTokens: opts.maxTokens },
