@@ -3,7 +3,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import type { Problem } from '../src/exec/problems.js';
+import type { Problem, ProblemSet } from '../src/exec/benchmarks/problems.js';
+import { execSystems, type ExecRow } from '../src/exec/run.js';
+import type { SandboxMode } from '../src/exec/sandbox/types.js';
 
 /** What the sandbox tests share: one-line problems, the host-side bait that attacks aim at, and a process probe. */
 
@@ -82,3 +84,35 @@ export function hostBait(prefix = 'codegauge-exec-test-'): HostBait {
   });
   return { dir, planted, secret, target: join(dir, 'written-by-sample.txt'), port: () => port, connections: () => connections };
 }
+
+/** Problems as a set `execSystems` takes. */
+export function problemSet(problems: Problem[]): ProblemSet {
+  return { path: '(test problems)', problems, byKey: new Map(problems.map((p) => [p.key, p])), sha256: '0'.repeat(64) };
+}
+
+export interface NamedSample {
+  name: string;
+  task_id: string;
+  completion?: string;
+  solution?: string;
+}
+
+/**
+ * Runs named samples in order through the real `exec` pipeline on one worker (so that each sample follows the one
+ * before it on the same servers) and returns each one's row by name.
+ */
+export async function runBatch(mode: SandboxMode, problems: Problem[] | ProblemSet, samples: NamedSample[], opts: { timeoutMs?: number; memoryMb?: number; jobs?: number; diskMb?: number } = {}): Promise<Record<string, ExecRow>> {
+  const dir = tempDir('codegauge-batch-');
+  try {
+    const file = join(dir, 'samples.jsonl');
+    writeFileSync(file, samples.map(({ name: _name, ...s }) => JSON.stringify(s) + '\n').join(''));
+    const set = Array.isArray(problems) ? problemSet(problems) : problems;
+    const { rows } = await execSystems({ problems: set, samples: [file], ks: [1], timeoutMs: opts.timeoutMs ?? 10_000, memoryMb: opts.memoryMb ?? 512, jobs: opts.jobs ?? 1, sandbox: mode, outDir: join(dir, 'out'), diskMb: opts.diskMb });
+    return Object.fromEntries(samples.map((s, i) => [s.name, rows[i]]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A row's verdict and why, for assertion messages. */
+export const why = (row: ExecRow | undefined) => (row ? `${row.status}${row.note ? ` (${row.note})` : ''}\n${row.stderr.slice(-600)}` : 'no row');

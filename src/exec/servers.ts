@@ -25,6 +25,8 @@ export interface ServerSettings {
 }
 
 const MIB = 1024 * 1024;
+/** In bwrap, where a job's stdout and stderr files go: a tmpfs apart from /tmp (see Sandbox.serverCommandLine). */
+const IO_ROOT = '/run/codegauge-io';
 /** Memory of a node server beyond a job's heap: the server itself and a Worker's isolate before the program allocates. */
 const NODE_SERVER_DATA_MB = 96;
 /** Memory of a harness's node (the tests and the values they compare). */
@@ -83,7 +85,7 @@ export class Servers {
       this.sandbox.mount(python);
       const { root, workDir } = this.root(slot, role);
       const isolated = this.sandbox.mode === 'bwrap';
-      const argv = [python, '-I', '-B', '-c', PYTHON_BOUNDARY + '\n' + PYTHON_FORK_SERVER, isolated ? 'ns' : 'host', this.sandbox.uidOf(slot, role) !== undefined ? 'uid' : 'shared', root];
+      const argv = [python, '-I', '-B', '-c', PYTHON_BOUNDARY + '\n' + PYTHON_FORK_SERVER, isolated ? 'ns' : 'host', this.sandbox.uidOf(slot, role) !== undefined ? 'uid' : 'shared', root, isolated ? IO_ROOT : root];
       const command = this.sandbox.serverCommandLine({ argv, slot, role, workDir, limits: this.serverLimits(settings, 'none', 0) });
       return this.own(new JobServer(`Python ${role} server`, command, isolated), workDir);
     });

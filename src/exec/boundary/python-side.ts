@@ -7,6 +7,7 @@
  */
 export const PYTHON_BOUNDARY = String.raw`# ---- plain values across the boundary (the candidate's side and the harness's side share this code)
 import base64 as _b64, json as _json
+_loads = _json.loads
 
 class NotPlain(Exception):
     """A value that cannot cross the boundary: not None, bool, int, float, complex, str, bytes, bytearray, list,
@@ -102,8 +103,9 @@ def decode(e, depth=0):
         raise NotPlain('malformed value (%s)' % type(x).__name__)
     raise NotPlain('malformed value')
 
-def dumps(obj):
-    return _json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(',', ':'))
+def dumps(obj, _dumps=_json.dumps):
+    # bound at definition: a program that replaces json.dumps for its own ends does not break its replies
+    return _dumps(obj, ensure_ascii=True, allow_nan=False, separators=(',', ':'))
 
 _MUTABLE = (list, dict, set, bytearray)
 
@@ -152,7 +154,7 @@ def serve(job, data_fd, namespace, run_program):
             break
         if not line.startswith(prefix):
             continue
-        msg = _json.loads(line)
+        msg = _loads(line)
         if 'end' in msg:
             break
         seq = msg['seq']
@@ -168,10 +170,13 @@ def serve(job, data_fd, namespace, run_program):
         try:
             value = fn(*args, **kwargs)
         except Exception as e:
-            sys.stdout.flush()
             tb = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
-            sys.stderr.write(tb)
-            sys.stderr.flush()
+            try:
+                sys.stdout.flush()
+                sys.stderr.write(tb)
+                sys.stderr.flush()
+            except Exception:
+                pass  # a full disk or a closed stream: the reply still goes
             _send(data_fd, {'t': token, 'seq': seq, 'raise': [type(e).__name__, _safe_str(e), tb[-4000:]]})
             continue
         reply = {'t': token, 'seq': seq}
@@ -193,7 +198,10 @@ def serve(job, data_fd, namespace, run_program):
                     changed[str(i)] = now
         if changed:
             reply['changed'] = changed
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
         _send(data_fd, reply)
 
 def _safe_str(e):
@@ -326,11 +334,7 @@ def harness(job, data_fd, report):
     ns['__builtins__'] = builtins
     entry = job.get('entry')
     try:
-        try:
-            prompt = compile(job['prompt'], 'prompt.py', 'exec')
-            exec(prompt, ns)
-        except BaseException as e:
-            raise Unsupported('the prompt does not run on its own (%s)' % type(e).__name__)
+        _run_prompt(job['prompt'], ns)
         for name in job.get('names', []):
             ns[name] = Remote(name, channel)
         exec(compile(job['tests'], 'tests.py', 'exec'), ns)
@@ -351,6 +355,25 @@ def harness(job, data_fd, report):
     except BaseException as e:
         sys.stderr.write(_tests_traceback(e))
         report({'result': 'error', 'error': _last_line(e), 'candidate': bool(getattr(e, '__codegauge_candidate__', False))})
+
+def _run_prompt(prompt, ns):
+    # the problem's own code first (helpers the tests call, such as poly): as it is, or with its last function given
+    # a body (a prompt that ends at its signature); a prompt that does not run either way is left out, and names
+    # the tests take from it are then the candidate's (its program holds the prompt too)
+    lines = prompt.rstrip().split('\n')
+    indent = len(lines[-1]) - len(lines[-1].lstrip()) + 4 if lines and lines[-1].rstrip().endswith(':') else None
+    for source in (prompt, prompt.rstrip() + '\n' + ' ' * indent + 'pass\n' if indent is not None else None):
+        if source is None:
+            continue
+        try:
+            code = compile(source, 'prompt.py', 'exec')
+        except (SyntaxError, ValueError):
+            continue
+        try:
+            exec(code, ns)
+        except BaseException as e:
+            raise Unsupported('the prompt does not run on its own (%s)' % type(e).__name__)
+        return
 
 def _tests_traceback(e):
     # the tests' frames only: the harness's own (the remote call machinery) say nothing about the sample

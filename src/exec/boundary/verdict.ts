@@ -52,6 +52,7 @@ export function boundaryVerdict(outcome: SessionOutcome, runner: Runner, outputC
   const v = { exitCode: candidate.exitCode, durationMs: Math.max(candidate.durationMs, harness.durationMs), stderr };
   const done = (verdict: Verdict) => ({ verdict, ...(cpuMs !== undefined ? { cpuMs } : {}) });
   if (outcome.flooded) return done({ ...v, status: 'output_limit', note: 'a reply larger than the relay carries' });
+  if (candidate.outputExceeded) return done({ ...v, status: 'output_limit', note: 'more output than the limit' });
   switch (h?.result) {
     case 'passed':
       if (outcome.ready) return done({ ...v, status: 'passed' });

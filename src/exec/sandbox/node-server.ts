@@ -65,6 +65,8 @@ function boot(CODEC, lineReaderSource, writeLineSource) {
   const { workerData } = require('worker_threads');
   const fs = require('fs');
   const Module = require('module');
+  // taken before the program runs: one that replaces JSON.stringify for its own ends does not break its replies
+  const { stringify, parse } = JSON;
   const job = workerData;
   const nonce = job.nonce;
   delete job.nonce;
@@ -173,7 +175,7 @@ function boot(CODEC, lineReaderSource, writeLineSource) {
   Module.runMain(file);
   const table = globalThis[job.key];
   const token = job.token;
-  const send = (obj) => writeLine(4, JSON.stringify(Object.assign({ t: token }, obj)));
+  const send = (obj) => writeLine(4, stringify(Object.assign({ t: token }, obj)));
   send({ ready: 1 });
   const next = lineReader(4, job.lineCap);
   const prefix = Buffer.from('{"t":"' + token + '",');
@@ -181,7 +183,7 @@ function boot(CODEC, lineReaderSource, writeLineSource) {
     const line = next();
     if (line === null) break;
     if (line.length < prefix.length || prefix.compare(line, 0, prefix.length) !== 0) continue;
-    const msg = JSON.parse(line.toString('utf8'));
+    const msg = parse(line.toString('utf8'));
     if (msg.end) break;
     const seq = msg.seq;
     let fn;
@@ -232,7 +234,7 @@ function boot(CODEC, lineReaderSource, writeLineSource) {
       if (after === null || typeof after !== 'object') return;
       try {
         const now = encode(after);
-        if (JSON.stringify(now) !== JSON.stringify(before)) {
+        if (stringify(now) !== stringify(before)) {
           changed[i] = now;
           any = true;
         }
@@ -316,7 +318,8 @@ function candidateJob(job, done) {
     worker = new Worker(BOOT, {
       eval: true,
       workerData: { kind: job.kind, file: dir + '/' + job.file, fds, paths, cap: job.limits.output, memoryMb: job.limits.memoryMb, nonce: job.nonce, key: job.key, token: job.token, lineCap: job.line_cap, assertFails: job.assert_fails },
-      execArgv: [],
+      // the server's own flags (the permission model, --no-addons): an explicit execArgv, even empty, would drop the
+      // permission model in the Worker (node 20)
       stdout: true,
       stderr: true,
       trackUnmanagedFds: true,

@@ -15,6 +15,9 @@ CONTROL, DATA = 3, 4
 ISOLATED = sys.argv[1] == 'ns'       # alone in its own pid namespace (bwrap): every other process is a job's
 UNIQUE_UID = sys.argv[2] == 'uid'    # its uid is its own (root made it): kill(-1) reaches only its jobs' processes
 ROOT = sys.argv[3]                   # where job folders are made (/tmp in bwrap, a private folder otherwise)
+# where a job's stdout and stderr go: a file system of their own in bwrap, so that a program that fills /tmp does
+# not lose what it printed
+IO_ROOT = sys.argv[4] if len(sys.argv) > 4 else ROOT
 
 # Loaded once here, so that each child starts with them (copy-on-write); a child's changes stay in the child.
 for _name in ('typing', 'math', 're', 'collections', 'itertools', 'functools', 'heapq', 'bisect', 'string', 'random', 'copy', 'operator', 'ctypes'):
@@ -146,18 +149,25 @@ def remove(path):
         pass
 
 def clean_root():
-    # a job may have taken the folder's permissions away (its owner can give them back)
-    try:
-        os.chmod(ROOT, 0o1777 if ISOLATED else 0o700)
-    except OSError:
-        pass
-    for entry in os.listdir(ROOT):
-        remove(os.path.join(ROOT, entry))
-    return len(os.listdir(ROOT))
+    left = 0
+    for root in {ROOT, IO_ROOT}:
+        # a job may have taken the folder's permissions away (its owner can give them back)
+        try:
+            os.chmod(root, 0o1777 if ISOLATED else 0o700)
+        except OSError:
+            pass
+        for entry in os.listdir(root):
+            remove(os.path.join(root, entry))
+        left += len(os.listdir(root))
+    return left
 
 def make_job_dir(job):
-    path = os.path.join(ROOT, os.urandom(8).hex())
+    name = os.urandom(8).hex()
+    path = os.path.join(ROOT, name)
     os.mkdir(path, 0o700)
+    io = os.path.join(IO_ROOT, name)
+    if io != path:
+        os.mkdir(io, 0o700)
     for name, data in job['files'].items():
         fd = os.open(os.path.join(path, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
@@ -225,11 +235,14 @@ def child(job, path, result_w):
     os.setpgid(0, 0)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Python ignores SIGXFSZ: a program past its file size limit (its stdout's is the output cap) is stopped, as a
+    # process of its own would be, rather than raising an error the tests might take for their own
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     stdin = os.open('stdin.txt' if 'stdin.txt' in job['files'] else '/dev/null', os.O_RDONLY)
     os.dup2(stdin, 0)
     os.close(stdin)
     for fd, name in ((1, '.stdout'), (2, '.stderr')):
-        f = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        f = os.open(os.path.join(IO_ROOT, os.path.basename(path), name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(f, fd)
         os.close(f)
     keep = {0, 1, 2, result_w}
@@ -329,8 +342,9 @@ def run_job(job):
         pass
     os.close(result_r)
     out_cap = job['limits'].get('output', 1 << 20)
-    stdout, out_size = read_capped(os.path.join(path, '.stdout'), out_cap)
-    stderr, _ = read_capped(os.path.join(path, '.stderr'), 64 * 1024, tail=True)
+    io = os.path.join(IO_ROOT, os.path.basename(path))
+    stdout, out_size = read_capped(os.path.join(io, '.stdout'), out_cap)
+    stderr, _ = read_capped(os.path.join(io, '.stderr'), 64 * 1024, tail=True)
     clean_ipc()
     left = clean_root()
     exit_status = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None

@@ -83,10 +83,16 @@ export class Sandbox {
     return this.wrap(request.argv, request.limits, request.slot ?? 0, 'candidate', where, request.workDir, request.env ?? {});
   }
 
-  /** The command line of a long-lived server (fork server, node server) in a slot's sandbox for a role. */
+  /**
+   * The command line of a long-lived server (fork server, node server) in a slot's sandbox for a role. Its jobs'
+   * stdout and stderr files go to a tmpfs of their own (/run/codegauge-io), so that a program that fills /tmp does
+   * not lose what it printed.
+   */
   serverCommandLine(request: ServerRequest): CommandLine {
     const cwd = request.workDir ?? '/';
-    return this.wrap(request.argv, request.limits, request.slot, request.role, ['--setenv', 'HOME', '/tmp', '--chdir', '/tmp'], cwd, {});
+    const io = String(2 * (request.limits.fileSizeMb ?? 16) * MIB + 4 * MIB);
+    const where = ['--perms', '1777', '--size', io, '--tmpfs', '/run/codegauge-io', '--setenv', 'HOME', '/tmp', '--chdir', '/tmp'];
+    return this.wrap(request.argv, request.limits, request.slot, request.role, where, cwd, {});
   }
 
   /** The uid a slot's programs run as in a role, when this process drops privileges (root); else undefined. */
