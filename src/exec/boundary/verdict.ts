@@ -61,8 +61,15 @@ export function boundaryVerdict(outcome: SessionOutcome, runner: Runner, outputC
       return done({ ...v, status: 'failed', ...(h.note || h.error ? { note: (h.note ?? h.error)!.slice(0, 200) } : {}) });
     case 'memory':
       return done({ ...v, status: 'memory' });
-    case 'error':
+    case 'error': {
+      // the candidate's own exception, read as its runner reads a last line of stderr (a runner's sign of memory,
+      // such as pyodide's index-sized overflow, stays memory)
+      if (h.candidate && h.error) {
+        const own = runner.classify({ ...candidate, exitCode: 1, signal: null, timedOut: false, outputExceeded: false, stderr: `${h.error.replace(/^CandidateError: /, '')}\n` }, NO_PROOF, 'run');
+        if (own.status === 'memory') return done({ ...v, status: 'memory', ...(own.note ? { note: own.note } : {}) });
+      }
       return done({ ...v, status: 'runtime_error', note: (h.note ?? h.error ?? '').slice(0, 200) || undefined });
+    }
   }
   if (!h && !candidate.timedOut) {
     // the harness did not report: it ran out of time (the tests' own loop), or its server stopped

@@ -213,27 +213,45 @@ async function main() {
   {
     const FS = py.FS;
     const MEMFS = FS.filesystems.MEMFS;
-    const capacity = (node) => (node && node.contents && typeof node.contents.length === 'number' ? node.contents.length : 0);
-    for (const name of ['expandFileStorage', 'resizeFileStorage']) {
-      const original = MEMFS[name];
-      MEMFS[name] = function (node, size) {
-        const before = capacity(node);
-        if (size > before && filesBytes + (size - before) > filesCap) throw new FS.ErrnoError(28);
-        const r = original.call(this, node, size);
-        filesBytes += capacity(node) - before;
-        return r;
-      };
-    }
-    const unlink = MEMFS.node_ops.unlink;
-    MEMFS.node_ops.unlink = function (parent, name) {
+    const ENOSPC = py._module.ERRNO_CODES?.ENOSPC ?? 51;
+    const used = (node) => (node && typeof node.usedBytes === 'number' ? node.usedBytes : 0);
+    const grow = (node, size) => {
+      const growth = size - used(node);
+      if (growth > 0 && filesBytes + growth > filesCap) throw new FS.ErrnoError(ENOSPC);
+    };
+    // MEMFS hands its operations to each node from a table made at start: the table's entries are wrapped
+    const table = MEMFS.ops_table ?? {};
+    const wrap = (holders, name, wrapper) => {
+      for (const holder of holders) if (holder && typeof holder[name] === 'function' && !holder[name].codegauge) {
+        const original = holder[name];
+        holder[name] = wrapper(original);
+        holder[name].codegauge = true;
+      }
+    };
+    wrap([MEMFS.stream_ops, table.file?.stream], 'write', (write) => function (stream, buffer, offset, length, position, canOwn) {
+      const node = stream.node;
+      const before = used(node);
+      grow(node, position + length);
+      const r = write.call(this, stream, buffer, offset, length, position, canOwn);
+      filesBytes += used(node) - before;
+      return r;
+    });
+    wrap([MEMFS.node_ops, table.file?.node], 'setattr', (setattr) => function (node, attr) {
+      const before = used(node);
+      if (attr && attr.size !== undefined) grow(node, attr.size);
+      const r = setattr.call(this, node, attr);
+      filesBytes += used(node) - before;
+      return r;
+    });
+    wrap([MEMFS.node_ops, table.dir?.node], 'unlink', (unlink) => function (parent, name) {
       let node;
       try {
         node = FS.lookupNode(parent, name);
       } catch {}
       const r = unlink.call(this, parent, name);
-      if (node) filesBytes -= capacity(node);
+      if (node && !node.nlink) filesBytes -= used(node);
       return r;
-    };
+    });
   }
 
   // Output: stdout kept up to the cap (a program writing more is stopped), stderr's tail.
@@ -403,6 +421,11 @@ export const PYODIDE_HARNESS = String.raw`# codegauge's side of a pyodide interp
 import builtins, io, json, os, sys, traceback
 
 PYTHON_VERSION = '%d.%d.%d' % sys.version_info[:3]
+
+# import js and import pyodide_js are gone (the gate refuses any JavaScript object anyway)
+from pyodide.ffi import JsProxy as _JsProxy
+for _name in [n for n, m in sys.modules.items() if isinstance(m, _JsProxy) or n in ('js', 'pyodide_js') or n.startswith(('js.', 'pyodide_js.'))]:
+    del sys.modules[_name]
 JOB = {}
 _REPORT = '/dev/codegauge'
 _DATA = '/dev/codegauge-data'
