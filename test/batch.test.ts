@@ -134,7 +134,7 @@ describe('codegauge run --batch: generated exec systems', () => {
   it('generates through a batch (seed + s per sample); the next interactive run sends no request', async () => {
     const { writeFileSync } = await import('node:fs');
     const { cli } = await import('./helpers.js');
-    const { readBenchmark } = await import('../src/exec/problems.js');
+    const { readBenchmark } = await import('../src/exec/benchmarks/bundled.js');
     const { scriptedReply } = await import('./fixtures/scripted-coder.js');
     const chosen = ['HumanEval/53', 'HumanEval/10'].map((id) => readBenchmark('humaneval').problems.find((p) => p.taskId === id)!);
     const s = await server({ reply: (body) => scriptedReply(chosen, body) });

@@ -6,12 +6,20 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadLanguage, type LanguageId } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
 import { UsageError } from '../src/errors.js';
-import { extractCode, loadExtractor } from '../src/exec/extract.js';
-import { BENCHMARKS, execLanguage, readBenchmark, readProblems, type ExecLanguage, type Problem } from '../src/exec/problems.js';
-import { runSample, type ExecRow } from '../src/exec/run.js';
-import { runnerFor } from '../src/exec/runners.js';
-import { csharpRunner, goRunner, phpRunner, rubyRunner, rustRunner } from '../src/exec/runners-extra.js';
-import { bwrapAvailable, findExecutable, Sandbox } from '../src/exec/sandbox.js';
+import { BENCHMARKS, readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import { execLanguage, readProblems, type ExecLanguage, type Problem } from '../src/exec/benchmarks/problems.js';
+import type { ExecRow } from '../src/exec/run.js';
+import { csharpRunner } from '../src/exec/runners/csharp.js';
+import { goRunner } from '../src/exec/runners/go.js';
+import { phpRunner } from '../src/exec/runners/php.js';
+import { runnerFor } from '../src/exec/runners/registry.js';
+import { rubyRunner } from '../src/exec/runners/ruby.js';
+import { rustRunner } from '../src/exec/runners/rust.js';
+import { runSample } from '../src/exec/sample.js';
+import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
+import { findExecutable } from '../src/exec/sandbox/paths.js';
+import { Sandbox } from '../src/exec/sandbox/sandbox.js';
+import { extractCode, loadExtractor } from '../src/extract/extract.js';
 import { hostBait } from './exec-fixtures.js';
 import { cli } from './helpers.js';
 
@@ -294,21 +302,21 @@ describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` 
     expect(summary.systems[0].signature).toMatch({ rust: /runner:rustc-\d+\.\d+\.\d+\|/, php: /runner:php-8\.\d+\.\d+\|/, ruby: /runner:ruby-\d+\.\d+\.\d+\|/, go: /runner:go-1\.\d+(\.\d+)?\|/, csharp: /runner:mono-6\.\d+(\.\d+)*\|/ }[c.language as string]!);
   }, 240_000);
 
-  it.each(CASES)('$set: an endless loop times out (retried once with twice the time); 10 GB is `memory` ($toolchain; skipped without it)', async (c) => {
+  it.each(CASES)('$set: an endless loop times out (under --timeout-retry always, once more with twice the time); 10 GB is `memory` ($toolchain; skipped without it)', async (c) => {
     if (!has(c)) return;
     const problem = readBenchmark(c.set).byKey.get('53')!;
     const runner = runnerFor(c.language);
     const sandbox = new Sandbox('bwrap');
-    const loop = await runSample(sandbox, { problem, runner, code: problem.prompt + ENDLESS[c.language] }, { timeoutMs: 1500, memoryMb: 512 });
+    const loop = await runSample({ sandbox }, { problem, runner, code: problem.prompt + ENDLESS[c.language] }, { timeoutMs: 1500, memoryMb: 512, timeoutRetry: 'always' });
     expect(loop.verdict.status, loop.verdict.stderr).toBe('timeout');
     expect(loop.attempts.map((a) => [a.status, a.timeout_ms])).toEqual([['timeout', 1500], ['timeout', 3000]]);
-    const huge = await runSample(sandbox, { problem, runner, code: problem.prompt + HUGE[c.language] }, { timeoutMs: 10_000, memoryMb: 512 });
+    const huge = await runSample({ sandbox }, { problem, runner, code: problem.prompt + HUGE[c.language] }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(huge.verdict.status, `${huge.verdict.note} ${huge.verdict.stderr}`).toBe('memory');
   }, 240_000);
 
   it.skipIf(!findExecutable('go'))('go: a vet error fails the build as in `go test` (compile_error)', async () => {
     const problem = readBenchmark('humaneval-go').byKey.get('53')!;
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('go'), code: `${problem.prompt}    _ = fmt.Sprintf("%d", "x")\n    return x + y\n}\n` }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner: runnerFor('go'), code: `${problem.prompt}    _ = fmt.Sprintf("%d", "x")\n    return x + y\n}\n` }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('compile_error');
     expect(verdict.stderr).toMatch(/Sprintf format %d has arg "x" of wrong type string/);
   }, 120_000);
@@ -316,7 +324,7 @@ describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` 
   describe.skipIf(!has(CASES[4]))('csharp (skipped without mono and mcs)', () => {
     const run = async (completion: string, sandbox = new Sandbox('bwrap')) => {
       const problem = readBenchmark('humaneval-cs').byKey.get('53')!;
-      return (await runSample(sandbox, { problem, runner: runnerFor('csharp'), code: problem.prompt + completion }, { timeoutMs: 10_000, memoryMb: 512 })).verdict;
+      return (await runSample({ sandbox }, { problem, runner: runnerFor('csharp'), code: problem.prompt + completion }, { timeoutMs: 10_000, memoryMb: 512 })).verdict;
     };
 
     it("MultiPL-E's premise: under mono a failed Debug.Assert only prints (MONO_TRACE_LISTENER=Console.Error) and the program exits 0", () => {
@@ -367,7 +375,7 @@ describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` 
       const statuses: Record<string, string> = {};
       for (const [key, body] of Object.entries(right)) {
         const problem = set.byKey.get(key)!;
-        statuses[key] = (await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('csharp'), code: problem.prompt + body }, { timeoutMs: 10_000, memoryMb: 512 })).verdict.status;
+        statuses[key] = (await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner: runnerFor('csharp'), code: problem.prompt + body }, { timeoutMs: 10_000, memoryMb: 512 })).verdict.status;
       }
       expect(statuses).toEqual({ '12': 'runtime_error', '111': 'failed', '162': 'runtime_error' });
     }, 120_000);
@@ -389,7 +397,7 @@ describe.skipIf(!hasBwrap)('sandbox (bwrap): Rust, Ruby and C# programs cannot w
     const problem = readBenchmark('humaneval-rs').byKey.get('53')!;
     const writes = targets().map((t) => `    let _ = ::std::fs::write(${JSON.stringify(t)}, "x");\n`).join('');
     const code = `${problem.prompt}${writes}    if ::std::net::TcpStream::connect(("127.0.0.1", ${port()})).is_ok() { ::std::process::exit(3); }\n    x + y\n`;
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('rust'), code }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner: runnerFor('rust'), code }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
     expect(connections()).toBe(0);
@@ -399,7 +407,7 @@ describe.skipIf(!hasBwrap)('sandbox (bwrap): Rust, Ruby and C# programs cannot w
     const problem = readBenchmark('humaneval-rb').byKey.get('53')!;
     const writes = targets().map((t) => `  begin; File.write(${JSON.stringify(t)}, "x"); rescue SystemCallError; end\n`).join('');
     const code = `${problem.prompt}${writes}  begin\n    require 'socket'\n    TCPSocket.new('127.0.0.1', ${port()}).close\n    exit!(3)\n  rescue SystemCallError\n  end\n  x + y\nend\n`;
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('ruby'), code }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner: runnerFor('ruby'), code }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
     expect(connections()).toBe(0);
@@ -409,7 +417,7 @@ describe.skipIf(!hasBwrap)('sandbox (bwrap): Rust, Ruby and C# programs cannot w
     const problem = readBenchmark('humaneval-cs').byKey.get('53')!;
     const writes = targets().map((t) => `        try { System.IO.File.WriteAllText(${JSON.stringify(t)}, "x"); } catch (Exception) { }\n`).join('');
     const connect = `        try { new System.Net.Sockets.TcpClient("127.0.0.1", ${port()}).Close(); Environment.Exit(3); } catch (Exception) { }\n`;
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner: runnerFor('csharp'), code: `${problem.prompt}${writes}${connect}        return x + y;\n` }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner: runnerFor('csharp'), code: `${problem.prompt}${writes}${connect}        return x + y;\n` }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, verdict.stderr).toBe('passed');
     for (const t of targets()) expect(existsSync(t), t).toBe(false);
     expect(connections()).toBe(0);
@@ -458,7 +466,7 @@ describe('extraction for Rust, PHP, Ruby, Go and C#', () => {
     expect(e.solution).toMatch(/\n    public static long MaxElement\(List<long> l\) \{\n        return l\.Max\(\);\n$/);
     if (!has(CASES[4]) || !hasBwrap) return;
     const runner = runnerFor('csharp');
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner, code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution }) }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner, code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution }) }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, `${e.solution}\n${verdict.stderr}`).toBe('passed');
   }, 60_000);
 
@@ -475,7 +483,7 @@ describe('extraction for Rust, PHP, Ruby, Go and C#', () => {
     const problem = readBenchmark(c.set).byKey.get('35')!;
     const e = extractCode(REPLIES[c.language], problem);
     const runner = runnerFor(c.language);
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner, code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution }) }, { timeoutMs: 10_000, memoryMb: 512 });
+    const { verdict } = await runSample({ sandbox: new Sandbox('bwrap') }, { problem, runner, code: runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution }) }, { timeoutMs: 10_000, memoryMb: 512 });
     expect(verdict.status, `${e.solution}\n${verdict.stderr}`).toBe('passed');
   }, 120_000);
 });

@@ -5,9 +5,10 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadLanguage, type LanguageId } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
-import { BENCHMARKS, readBenchmark, type ExecLanguage, type Problem } from '../src/exec/problems.js';
+import { BENCHMARKS, readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import type { ExecLanguage, Problem } from '../src/exec/benchmarks/problems.js';
 import type { ExecRow } from '../src/exec/run.js';
-import { bwrapAvailable } from '../src/exec/sandbox.js';
+import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
 import { cli, ROOT } from './helpers.js';
 
 /**

@@ -6,206 +6,80 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { addExecCommand } from '../src/cli/exec.js';
 import { exitRequest } from '../src/cli/io.js';
-import { readBenchmark, readProblems, type Problem } from '../src/exec/problems.js';
-import { execSystems, runSample } from '../src/exec/run.js';
-import { runnerFor } from '../src/exec/runners.js';
-import { bwrapAvailable, findExecutable, Sandbox, type SandboxMode } from '../src/exec/sandbox.js';
-import { WarmNodePool } from '../src/exec/warm-node.js';
-import { WarmPythonPool } from '../src/exec/warm-python.js';
-import { hostBait, javascriptProblem, processesWith, PY_OK, pythonProblem, tempDir } from './exec-fixtures.js';
+import { UsageError } from '../src/errors.js';
+import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import { readProblems } from '../src/exec/benchmarks/problems.js';
+import { execSystems } from '../src/exec/run.js';
+import { checkJavaProblems } from '../src/exec/runners/java.js';
+import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
+import { findExecutable } from '../src/exec/sandbox/paths.js';
+import { JS_DOUBLE, PY_DOUBLE } from './exec-attacks.js';
+import { hostBait, runBatch, tempDir, why } from './exec-fixtures.js';
+import { cli } from './helpers.js';
 
 /**
- * Real attacks, each of which must fail safe and leave the host untouched. They run untrusted code only inside the
- * sandbox, target only files and a 127.0.0.1 server this test makes, and are bounded in time.
+ * The sandbox against the host, the bundled benchmarks through it, and the exec command around it: resume, output,
+ * errors, self-test, shards. Untrusted code runs only inside the sandbox, aims only at files and a 127.0.0.1 server
+ * this test makes, and is bounded in time.
  */
 const hasBwrap = bwrapAvailable();
 const tmp = () => tempDir('codegauge-exec-test-');
 
-const pyProblem = pythonProblem('attack/0');
-const jsProblem = javascriptProblem('attack/1');
-
-async function attack(mode: SandboxMode, code: string, opts: { timeoutMs?: number; memoryMb?: number; problem?: Problem; warm?: boolean } = {}) {
-  const problem = opts.problem ?? pyProblem;
-  const sandbox = new Sandbox(mode);
-  const warm = opts.warm ? new WarmPythonPool(sandbox) : undefined;
-  // JavaScript's attacks in full, fresh and warm: test/exec-warm-node.test.ts
-  const warmNode = opts.warm ? new WarmNodePool(sandbox) : undefined;
-  try {
-    return await runSample(sandbox, { problem, runner: runnerFor(problem.language), code }, { timeoutMs: opts.timeoutMs ?? 3000, memoryMb: opts.memoryMb ?? 512 }, 0, warm, undefined, warmNode);
-  } finally {
-    warm?.close();
-    warmNode?.close();
-  }
-}
-
-
-describe.skipIf(!hasBwrap).each([{ python: 'a fresh interpreter per program', warm: false }, { python: 'the warm runner (fork server)', warm: true }])('sandbox (bwrap), Python through $python: attacks fail safe', ({ warm }) => {
-  const attackBwrap = (_mode: SandboxMode, code: string, opts: Parameters<typeof attack>[2] = {}) => attack('bwrap', code, { ...opts, warm });
+describe.skipIf(!hasBwrap)('the host is out of reach (bwrap)', () => {
   const { secret, planted, target, port, connections } = hostBait();
 
-  it('writing outside the temp folder changes nothing on the host', async () => {
+  it('no write outside the sandbox, no read of a planted file, no connection to 127.0.0.1: Python and JavaScript', async () => {
     const repoFile = join(process.cwd(), `codegauge-attack-${process.pid}.txt`);
-    const code = `${PY_OK}
-for path in [${JSON.stringify(target)}, ${JSON.stringify(repoFile)}, '/usr/codegauge-attack', '/etc/codegauge-attack']:
-    try:
-        with open(path, 'w') as fh:
-            fh.write('pwned')
-        print('WROTE', path)
-    except OSError as e:
-        print('blocked', path, e)
-`;
-    const { verdict } = await attackBwrap('bwrap', code);
-    expect(verdict.status).toBe('passed'); // the program ran; its writes went nowhere
-    expect(existsSync(target)).toBe(false);
-    expect(existsSync(repoFile)).toBe(false);
-    expect(existsSync('/usr/codegauge-attack')).toBe(false);
-    expect(existsSync('/etc/codegauge-attack')).toBe(false);
-  });
-
-  it('a file planted outside the temp folder cannot be read', async () => {
-    const code = `${PY_OK}
-import sys
-try:
-    data = open(${JSON.stringify(planted)}).read()
-except OSError:
-    data = ''
-assert ${JSON.stringify(secret)} not in data, 'read the planted file'
-`;
-    const { verdict } = await attackBwrap('bwrap', code);
-    expect(verdict.status).toBe('passed');
-    expect(verdict.stderr).not.toContain(secret);
-  });
-
-  it('cannot connect to a TCP server on the host 127.0.0.1', async () => {
-    const code = `${PY_OK}
-import socket
-try:
-    s = socket.create_connection(('127.0.0.1', ${port()}), timeout=1)
-    print('CONNECTED', s.recv(10))
-    raise SystemExit(3)
-except OSError as e:
-    print('refused', e)
-`;
-    const { verdict } = await attackBwrap('bwrap', code);
-    expect(verdict.status).toBe('passed');
-    expect(connections()).toBe(0);
-    const js = await attackBwrap('bwrap', `function f(){ return 1; }\nconst net = require('net'); const s = net.connect(${port()}, '127.0.0.1'); s.on('connect', () => { console.log('CONNECTED'); process.exit(3); }); s.on('error', () => {});\n`, { problem: jsProblem });
-    expect(js.verdict.status).not.toBe('sandbox_error');
-    expect(connections()).toBe(0);
-  });
-
-  it('a fork bomb is contained and leaves nothing running', async () => {
-    const marker = `cgforkbomb${Date.now()}`;
-    const code = `${PY_OK}
-import os, time
-for i in range(10000):
-    try:
-        if os.fork() == 0:
-            os.execv('/bin/sleep', ['/bin/sleep', '30', '${marker}'])
+    const paths = JSON.stringify([target, repoFile, '/usr/codegauge-attack', '/etc/codegauge-attack']);
+    const rows = await runBatch('bwrap', [PY_DOUBLE, JS_DOUBLE], [
+      { name: 'py-write', task_id: PY_DOUBLE.taskId, completion: `    for path in ${paths}:
+        try:
+            open(path, 'w').write('pwned')
+        except OSError:
+            pass
+    return 2 * x
+` },
+      { name: 'py-read', task_id: PY_DOUBLE.taskId, completion: `    try:
+        data = open(${JSON.stringify(planted)}).read()
     except OSError:
-        break
-time.sleep(30)
-`;
-    const started = Date.now();
-    const { verdict, attempts } = await attackBwrap('bwrap', code, { timeoutMs: 1000 });
-    expect(verdict.status).toBe('timeout');
-    expect(attempts).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(15_000);
+        data = ''
+    return 2 * x if ${JSON.stringify(secret)} not in data else x
+` },
+      { name: 'py-connect', task_id: PY_DOUBLE.taskId, completion: `    import socket
+    try:
+        socket.create_connection(('127.0.0.1', ${port()}), timeout=1)
+        return x
+    except OSError:
+        return 2 * x
+` },
+      { name: 'js-write', task_id: JS_DOUBLE.taskId, completion: `  for (const p of ${paths}) { try { require('fs').writeFileSync(p, 'pwned'); } catch (e) {} }
+  return 2 * x;
+}
+` },
+      { name: 'js-read', task_id: JS_DOUBLE.taskId, completion: `  let data = '';
+  try { data = require('fs').readFileSync(${JSON.stringify(planted)}, 'utf8'); } catch (e) {}
+  return data.includes(${JSON.stringify(secret)}) ? x : 2 * x;
+}
+` },
+      { name: 'js-connect', task_id: JS_DOUBLE.taskId, completion: `  try { require('net').connect(${port()}, '127.0.0.1'); } catch (e) {}
+  return 2 * x;
+}
+` },
+    ]);
+    for (const [name, row] of Object.entries(rows)) expect(row.status, `${name}: ${why(row)}`).toBe('passed');
+    for (const path of JSON.parse(paths) as string[]) expect(existsSync(path), path).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
-    expect(processesWith(marker)).toEqual([]);
-  });
-
-  it('an infinite loop times out, is retried once with twice the time, both attempts recorded', async () => {
-    const { verdict, attempts } = await attackBwrap('bwrap', `${PY_OK}\nwhile True:\n    pass\n`, { timeoutMs: 500 });
-    expect(verdict.status).toBe('timeout');
-    expect(attempts.map((a) => [a.status, a.timeout_ms])).toEqual([['timeout', 500], ['timeout', 1000]]);
-  });
-
-  it('allocating 10 GB fails with status memory', async () => {
-    const { verdict } = await attackBwrap('bwrap', `${PY_OK}\nx = bytearray(10 * 1024 ** 3)\n`);
-    expect(verdict.status).toBe('memory');
-    const js = await attackBwrap('bwrap', `function f(){ return 1; }\nconst a = []; for (let i = 0; i < 100; i++) a.push(Buffer.alloc(100 * 1024 * 1024, 1));\n`, { problem: jsProblem });
-    expect(js.verdict.status).toBe('memory');
-  });
-
-  it('printing 1 GB is cut off quickly', async () => {
-    const started = Date.now();
-    const { verdict } = await attackBwrap('bwrap', `${PY_OK}\nimport sys\nchunk = 'x' * (1 << 20)\nfor i in range(1024):\n    sys.stdout.write(chunk)\n`, { timeoutMs: 10_000 });
-    expect(verdict.status).toBe('runtime_error');
-    expect(verdict.note).toBe('output limit exceeded');
-    expect(Date.now() - started).toBeLessThan(8000);
-  });
-
-  it('a child left running after the program exits is killed', async () => {
-    const marker = `cgorphan${Date.now()}`;
-    const code = `${PY_OK}
-import os, subprocess
-if os.fork() == 0:
-    os.setsid()
-    os.execv('/bin/sleep', ['/bin/sleep', '60', '${marker}'])
-subprocess.Popen(['/bin/sleep', '60', '${marker}'], start_new_session=True)
-`;
-    const { verdict } = await attackBwrap('bwrap', code);
-    expect(verdict.status).toBe('passed');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesWith(marker)).toEqual([]);
-  });
-
-  it.runIf(warm)('what one program leaves (files, unreadable folders, links) the next one does not see', async () => {
-    const sandbox = new Sandbox('bwrap');
-    const pool = new WarmPythonPool(sandbox);
-    const run = (code: string) => runSample(sandbox, { problem: pyProblem, runner: runnerFor('python'), code }, { timeoutMs: 5000, memoryMb: 512 }, 0, pool);
-    try {
-      const dirty = `${PY_OK}
-import os
-for base in ['.', '/tmp', '/sandbox']:
-    os.makedirs(base + '/left/deep', exist_ok=True)
-    open(base + '/left/deep/file.txt', 'w').write('x')
-    open(base + '/left-behind.txt', 'w').write('x')
-    os.chmod(base + '/left/deep', 0)
-    os.chmod(base + '/left', 0)
-for name in ['stdin.txt', 'program.py']:
-    os.symlink('/sandbox/.codegauge-server.py', '/tmp/' + name)
-os.symlink('/etc', '/sandbox/.codegauge-stdout-link')
-`;
-      expect((await run(dirty)).verdict.status).toBe('passed');
-      const check = `def f():
-    import os
-    seen = [p for p in ['left', 'left-behind.txt', '/tmp/left', '/tmp/left-behind.txt', '/sandbox/left', '/sandbox/left-behind.txt', '/tmp/stdin.txt', '/tmp/program.py', '/sandbox/.codegauge-stdout-link'] if os.path.lexists(p)]
-    return 1 if not seen and not os.listdir('/tmp')[1:] else seen
-`;
-      expect((await run(check)).verdict.status).toBe('passed');
-      expect((await run('def f():\n    return 2\n')).verdict.status).toBe('failed');
-    } finally {
-      pool.close();
-    }
-  });
-
-  it('exiting 0 before the tests is not a pass', async () => {
-    for (const exit of ['import sys\nsys.exit(0)', 'import os\nos._exit(0)', 'raise SystemExit']) {
-      const { verdict } = await attackBwrap('bwrap', `def f():\n    return 2\n${exit}\n`);
-      expect(verdict.status, exit).toBe('failed');
-      expect(verdict.note).toBe('exited before the tests finished');
-    }
-    const js = await attackBwrap('bwrap', 'function f(){ return 2; }\nprocess.exit(0);\n', { problem: jsProblem });
-    expect(js.verdict.status).toBe('failed');
-    // the nonce is not in the program: printing a guess does not help
-    const guess = await attackBwrap('bwrap', `def f():\n    return 2\nprint('0' * 32)\nimport os\nos._exit(0)\n`);
-    expect(guess.verdict.status).toBe('failed');
-  });
+    expect(connections()).toBe(0);
+  }, 60_000);
 });
 
-describe('sandbox (process mode): the same limits without isolation', () => {
-  it('times out, caps memory and output, kills what the program leaves running', async () => {
-    expect((await attack('process', `${PY_OK}\nwhile True:\n    pass\n`, { timeoutMs: 300 })).verdict.status).toBe('timeout');
-    expect((await attack('process', `${PY_OK}\nx = bytearray(10 * 1024 ** 3)\n`)).verdict.status).toBe('memory');
-    expect((await attack('process', `${PY_OK}\nimport sys\nfor i in range(1024):\n    sys.stdout.write('x' * (1 << 20))\n`)).verdict.note).toBe('output limit exceeded');
-    const marker = `cgorphanp${Date.now()}`;
-    const { verdict } = await attack('process', `${PY_OK}\nimport subprocess\nsubprocess.Popen(['/bin/sleep', '60', '${marker}'])\n`);
-    expect(verdict.status).toBe('passed');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesWith(marker)).toEqual([]);
-    expect((await attack('process', 'def f():\n    return 2\nimport os\nos._exit(0)\n')).verdict.status).toBe('failed');
+describe('whole languages missing a dependency', () => {
+  it('Java problems that import javatuples without its jar: one usage error naming the package, before any sample', () => {
+    const problem = { ...readProblems(join(new URL('./fixtures/exec/', import.meta.url).pathname, 'humaneval-java-sample.jsonl')).problems[0] };
+    expect(problem.prompt + problem.tests).toMatch(/org\.javatuples/);
+    expect(() => checkJavaProblems([problem], '/nonexistent/javatuples.jar')).toThrow(UsageError);
+    expect(() => checkJavaProblems([problem], '/nonexistent/javatuples.jar')).toThrow(/apt-get install libjavatuples-java/);
+    expect(() => checkJavaProblems([{ ...problem, prompt: 'class Problem {', tests: '}' }], '/nonexistent/javatuples.jar')).not.toThrow();
   });
 });
 
@@ -218,7 +92,8 @@ describe.skipIf(!hasBwrap)('runners and benchmarks (bwrap)', () => {
     const { summary, rows } = await execSystems({ problems: set, samples: [samples], ks: [1], timeoutMs: 10_000, memoryMb: 1024, jobs: 2, sandbox: 'bwrap', outDir: join(dir, 'out') });
     expect(rows.filter((r) => !r.passed).map((r) => `${r.task_id}: ${r.status} ${r.stderr}`)).toEqual([]);
     expect(summary.systems[0]).toMatchObject({ n: 164, problems: 164, pass_at: { '1': 1 } });
-    expect(summary.systems[0].signature).toMatch(/^exec\|runner:python-\d+\.\d+\.\d+\|sandbox:bwrap\|timeout:10s\|memory:1024MB\|problems:[0-9a-f]{12}\|version:/);
+    expect(summary.systems[0].signature).toMatch(/^exec\|runner:python-\d+\.\d+\.\d+\|sandbox:bwrap\|timeout:10s\|timeout-retry:starved\|memory:1024MB\|problems:[0-9a-f]{12}\|version:/);
+    expect(summary.systems[0].isolation).toEqual({ boundary: 164, in_process: 0, fallbacks: 0 });
   }, 240_000);
 
   const toolchains: Record<string, boolean> = {
@@ -245,11 +120,6 @@ describe.skipIf(!hasBwrap)('runners and benchmarks (bwrap)', () => {
     const { rows } = await execSystems({ problems: readProblems(join(fixtures, `humaneval-x-${lang}.jsonl`)), samples: [join(fixtures, `samples-x-${lang}.jsonl`)], ks: [1], timeoutMs: 10_000, memoryMb: 1024, jobs: 2, sandbox: 'bwrap', outDir: tmp() });
     expect(rows.map((r) => r.passed)).toEqual(lang === 'python' ? [true, true, false] : [true, false]);
   }, 120_000);
-
-  it('a program that kills the warm runner is run again on its own, not called a sandbox error', async () => {
-    const { verdict } = await attack('bwrap', `${PY_OK}\nimport os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept OSError:\n    pass\n`, { warm: true });
-    expect(verdict.status).toBe('passed');
-  });
 
   it('every bundled JavaScript prompt, closed, parses together with its tests', () => {
     const rows = gunzipSync(readFileSync('data/humaneval-js/humaneval-js.jsonl.gz')).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { name: string; prompt: string; tests: string });
@@ -305,7 +175,7 @@ describe.skipIf(!hasBwrap)('runners and benchmarks (bwrap)', () => {
     expect(second.summary.systems[0].per_problem).toEqual(first.summary.systems[0].per_problem);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({ kind: 'exec', systems: [{ name: 'sys', n: 5, problems: 5, statuses: { passed: 3, runtime_error: 0 } }] });
-    expect(rows[1]).toMatchObject({ system: 'sys', index: 1, task_id: 'HumanEval/1', status: 'failed', passed: false, exit_code: 1 });
+    expect(rows[1]).toMatchObject({ system: 'sys', index: 1, task_id: 'HumanEval/1', status: 'failed', passed: false, isolation: 'boundary' });
     expect(rows[1].attempts).toHaveLength(1);
     // other settings on the same folder: an error, never a mix of verdicts
     await expect(execSystems({ ...options, timeoutMs: 7000 })).rejects.toThrow(/holds a run of "sys" with other settings/);
@@ -331,4 +201,62 @@ describe.skipIf(!hasBwrap)('runners and benchmarks (bwrap)', () => {
     writeFileSync(join(dir, 'bad', 'b.jsonl'), '{"task_id": "HumanEval/0", "completion": "x"}\n{"completion": "y"}\n');
     await expect(run(['--benchmark', 'humaneval', '--samples', join(dir, 'bad', 'b.jsonl'), '--out', join(dir, 'out2')])).rejects.toThrow(/b\.jsonl:2: missing field "task_id"/);
   }, 60_000);
+});
+
+describe.skipIf(!hasBwrap)('exec --self-test, --exclude-broken, --shard and merge', () => {
+  it('self-test runs the references of a benchmark and lists quarantined tasks with their reasons', async () => {
+    const r = await cli('exec', '--self-test', '--benchmark', 'humaneval', '--benchmark', 'humaneval-php', '--format', 'json', '--jobs', '2', '--timeout', '10');
+    expect(r.code, r.err).toBe(0);
+    const report = JSON.parse(r.out) as { benchmarks: { benchmark: string; references: number; passed: number; failed: unknown[]; quarantined: { task_id: string; reason: string }[]; runner?: string; missing?: string }[] };
+    const he = report.benchmarks.find((b) => b.benchmark === 'humaneval')!;
+    expect(he).toMatchObject({ references: 164, passed: 164, failed: [] });
+    const php = report.benchmarks.find((b) => b.benchmark === 'humaneval-php')!;
+    expect(php.quarantined.map((q) => q.task_id)).toEqual(['HumanEval_23_strlen']);
+    expect(php.quarantined[0].reason).toMatch(/strlen/);
+    if (php.runner) expect(php.references).toBe(0);
+    else expect(php.missing).toMatch(/apt-get install php-cli/);
+  }, 120_000);
+
+  it('shards split by problem; merge of their folders equals one run; --exclude-broken leaves quarantined tasks out', async () => {
+    const dir = tmp();
+    const set = readBenchmark('humaneval');
+    const samples = join(dir, 'sys.jsonl');
+    writeFileSync(samples, set.problems.slice(0, 12).flatMap((p, i) => [{ task_id: p.taskId, completion: p.canonicalSolution }, { task_id: String(i), completion: '    return None\n' }]).map((s) => JSON.stringify(s) + '\n').join(''));
+    const whole = await cli('exec', '--benchmark', 'humaneval', '--samples', samples, '--out', join(dir, 'whole'), '--k', '1,2', '--jobs', '2', '--format', 'json');
+    expect(whole.code, whole.err).toBe(0);
+    for (const i of [1, 2, 3]) {
+      const r = await cli('exec', '--benchmark', 'humaneval', '--samples', samples, '--out', join(dir, `s${i}`), '--k', '1,2', '--jobs', '2', '--shard', `${i}/3`);
+      expect(r.code, r.err).toBe(0);
+    }
+    const merged = await cli('merge', join(dir, 's1'), join(dir, 's2'), join(dir, 's3'), '--out', join(dir, 'merged'), '--format', 'json');
+    expect(merged.code, merged.err).toBe(0);
+    const a = JSON.parse(whole.out).systems[0];
+    const b = JSON.parse(merged.out).systems[0];
+    for (const key of ['pass_at', 'pass_hat', 'n', 'problems', 'statuses', 'per_problem', 'signature', 'isolation']) expect(b[key], key).toEqual(a[key]);
+    const strip = (text: string) => text.trim().split('\n').map((l) => { const { duration_ms: _d, attempts: _a, ...rest } = JSON.parse(l); return rest; });
+    expect(strip(readFileSync(join(dir, 'merged', 'results.jsonl'), 'utf8'))).toEqual(strip(readFileSync(join(dir, 'whole', 'results.jsonl'), 'utf8')));
+    const missing = await cli('merge', join(dir, 's1'), join(dir, 's3'));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/shard\(s\) 2\/3 missing/);
+    // a quarantined task (PHP's HumanEval 23) is left out and listed
+    const php = join(dir, 'php.jsonl');
+    writeFileSync(php, JSON.stringify({ task_id: 'HumanEval_23_strlen', completion: '}' }) + '\n' + JSON.stringify({ task_id: 'HumanEval_2_truncate_number', completion: '}' }) + '\n');
+    if (findExecutable('php')) {
+      const r = await cli('exec', '--benchmark', 'humaneval-php', '--samples', php, '--out', join(dir, 'php'), '--exclude-broken', '--k', '1', '--format', 'json');
+      expect(r.code, r.err).toBe(0);
+      const s = JSON.parse(r.out);
+      expect(s.systems[0].n).toBe(1);
+      expect(s.excluded.map((e: { task_id: string }) => e.task_id)).toEqual(['HumanEval_23_strlen']);
+    }
+  }, 180_000);
+
+  it('--out under /proc is one line and exit 2, not an endless loop', async () => {
+    const dir = tmp();
+    const samples = join(dir, 's.jsonl');
+    writeFileSync(samples, '{"task_id": "HumanEval/0", "completion": "    return True\\n"}\n');
+    const r = await cli('exec', '--benchmark', 'humaneval', '--samples', samples, '--out', '/proc/codegauge-nope/out');
+    expect(r.code).toBe(2);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(/\/proc\/codegauge-nope\/out: cannot write/);
+  });
 });

@@ -7,11 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { addExecCommand, formatExecTable } from '../src/cli/exec.js';
 import { InputError, UsageError } from '../src/errors.js';
 import { meanPassAtK, passAtK } from '../src/exec/pass-at-k.js';
-import { matchSamples, problemKey, readBenchmark, readProblems, readSamples, reindentCompletion } from '../src/exec/problems.js';
-import { execSignature, summariseSystem, systemNames } from '../src/exec/run.js';
+import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import { reindentCompletion } from '../src/exec/benchmarks/completions.js';
+import { problemKey, readProblems } from '../src/exec/benchmarks/problems.js';
+import { matchSamples, readSamples } from '../src/exec/benchmarks/samples.js';
+import { execSignature, systemNames } from '../src/exec/run.js';
+import { summariseSystem } from '../src/exec/summary.js';
 import { lockOutput } from '../src/io/lock.js';
 import { cli } from './helpers.js';
-import { cppRunner, javaRunner, pythonRunner } from '../src/exec/runners.js';
+import { cppRunner } from '../src/exec/runners/cpp.js';
+import { javaRunner } from '../src/exec/runners/java.js';
+import { pythonRunner } from '../src/exec/runners/python.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'codegauge-exec-test-'));
 
@@ -142,9 +148,10 @@ describe('results', () => {
     expect(systemNames(['a/codex.jsonl', 'b/codex.jsonl', 'gpt.jsonl.gz'])).toEqual(['codex', 'codex#2', 'gpt']);
   });
 
-  it('the signature names runners, sandbox, limits, problems and version', () => {
+  it('the signature names runners, sandbox, limits (the timeout policy always; the disk when not the default), problems and version', () => {
     const sig = execSignature([{ version: 'python-3.11.7' }, { version: 'node-20.20.2' }] as never, 'bwrap', 3000, 1024, 'abcdef0123456789');
-    expect(sig).toMatch(/^exec\|runner:python-3\.11\.7,node-20\.20\.2\|sandbox:bwrap\|timeout:3s\|memory:1024MB\|problems:abcdef012345\|version:\d+\.\d+\.\d+$/);
+    expect(sig).toMatch(/^exec\|runner:python-3\.11\.7,node-20\.20\.2\|sandbox:bwrap\|timeout:3s\|timeout-retry:starved\|memory:1024MB\|problems:abcdef012345\|version:\d+\.\d+\.\d+$/);
+    expect(execSignature([], 'process', 500, 256, 'ab'.repeat(8), 'always', 128)).toMatch(/\|timeout:0\.5s\|timeout-retry:always\|memory:256MB\|disk:128MB\|/);
   });
 
   it('summaries count statuses and per-problem n and c', () => {

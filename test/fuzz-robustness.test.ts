@@ -6,7 +6,7 @@ import { CodegaugeError, LANGUAGES, dataFlow, extractCode, loadExtractor, loadLa
 import { pythonTokens } from '../src/compat/python-tokenize.js';
 import { SubtreeInterner, subtreeIdentities } from '../src/code/subtrees.js';
 import { textOf } from '../src/code/syntax-tree.js';
-import { fencedBlocks } from '../src/exec/extract.js';
+import { fencedBlocks } from '../src/extract/extract.js';
 import { BLEU_TOKENIZERS } from '../src/text/bleu-tokenizer-names.js';
 import type { Metric } from '../src/metrics/metric.js';
 import { cli } from './helpers.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOfId } from '../src/config/shard.js';
-import { readBenchmark } from '../src/exec/problems.js';
+import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
 import { scriptedReply } from './fixtures/scripted-coder.js';
 import { cli } from './helpers.js';

@@ -72,7 +72,7 @@ export const execSchema = z
      * What a timeout leads to: `always` (once more with twice the time), `starved` (only when the program had less
      * than half a core or its CPU time is unknown) or `never`; `codegauge run --timeout-retry` overrides it.
      */
-    timeout_retry: z.enum(['always', 'starved', 'never']).default('always'),
+    timeout_retry: z.enum(['always', 'starved', 'never']).default('starved'),
     memory: z.number().int().min(64).max(65536).default(1024),
     jobs: z.number().int().min(1).max(256).default(2),
     /** `pyodide`: Python in WebAssembly without host access (the optional npm package pyodide); never chosen by auto. */

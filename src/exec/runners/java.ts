@@ -70,9 +70,9 @@ class CodegaugeMain {
  * A whole language's missing dependency, found before any sample runs (exit 2): MultiPL-E's Java prompts import
  * javatuples, and without its jar every sample would be a compile_error that says nothing of the cause.
  */
-export function checkJavaProblems(problems: Problem[]): void {
+export function checkJavaProblems(problems: Problem[], jar = JAVATUPLES_JAR): void {
   const needs = problems.some((p) => p.language === 'java' && /\bimport\s+org\.javatuples\b/.test(p.prompt + p.tests));
-  if (needs && !existsSync(JAVATUPLES_JAR)) {
-    throw new UsageError(`these Java problems import org.javatuples, but ${JAVATUPLES_JAR} is missing; install it (apt-get install libjavatuples-java)`);
+  if (needs && !existsSync(jar)) {
+    throw new UsageError(`these Java problems import org.javatuples, but ${jar} is missing; install it (apt-get install libjavatuples-java)`);
   }
 }
