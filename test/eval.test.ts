@@ -2,11 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryPointOf, extractCode, fencedBlocks, loadExtractor } from '../src/exec/extract.js';
-import { generationPrompt } from '../src/exec/eval.js';
+import { generationPrompt } from '../src/api/eval.js';
+import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import { readProblems, type Problem } from '../src/exec/benchmarks/problems.js';
 import { passHatK } from '../src/exec/pass-at-k.js';
-import { readBenchmark, readProblems, type Problem } from '../src/exec/problems.js';
-import { bwrapAvailable } from '../src/exec/sandbox.js';
+import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
+import { entryPointOf, extractCode, fencedBlocks, loadExtractor } from '../src/extract/extract.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
 import { cli, ROOT } from './helpers.js';
 
@@ -302,9 +303,9 @@ describe.skipIf(!hasBwrap)('MultiPL-E C++ and Java: extraction + runners on Huma
   });
 
   it.each(['cpp', 'java'])('%s: the prompt does not compile as published; a right reply passes, a wrong one fails', async (lang) => {
-    const { runSample } = await import('../src/exec/run.js');
-    const { runnerFor } = await import('../src/exec/runners.js');
-    const { Sandbox } = await import('../src/exec/sandbox.js');
+    const { runSample } = await import('../src/exec/sample.js');
+    const { runnerFor } = await import('../src/exec/runners/registry.js');
+    const { Sandbox } = await import('../src/exec/sandbox/sandbox.js');
     const { parseCode } = await import('../src/code/syntax-tree.js');
     const problem = fixture(lang).problems[0];
     expect(problem.language).toBe(lang);
@@ -319,7 +320,7 @@ describe.skipIf(!hasBwrap)('MultiPL-E C++ and Java: extraction + runners on Huma
       expect(e.steps).toContain('prompt-comments-repaired');
       expect(e.solution).not.toContain('System.out.println');
       const code = runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution });
-      const { verdict } = await runSample(sandbox, { problem, runner, code }, { timeoutMs: 20_000, memoryMb: 1024 });
+      const { verdict } = await runSample({ sandbox }, { problem, runner, code }, { timeoutMs: 20_000, memoryMb: 1024 });
       verdicts.push(verdict.status === 'passed' ? 'passed' : `${verdict.status}: ${verdict.stderr.slice(0, 400)}`);
     }
     expect(verdicts[0]).toBe('passed');
@@ -343,12 +344,15 @@ describe('TypeScript extraction and the MultiPL-E shape', () => {
     expect(e.solution).toContain('const twice');
     expect(e.solution).not.toContain('console.log');
     if (!hasBwrap) return;
-    const { runSample } = await import('../src/exec/run.js');
-    const { runnerFor } = await import('../src/exec/runners.js');
-    const { Sandbox } = await import('../src/exec/sandbox.js');
+    const { runSample } = await import('../src/exec/sample.js');
+    const { runnerFor } = await import('../src/exec/runners/registry.js');
+    const { Sandbox } = await import('../src/exec/sandbox/sandbox.js');
+    const { Servers } = await import('../src/exec/servers.js');
     const runner = runnerFor('typescript');
     const code = runner.code(problem, { index: 0, taskId: problem.taskId, line: 1, solution: e.solution });
-    const { verdict } = await runSample(new Sandbox('bwrap'), { problem, runner, code }, { timeoutMs: 20_000, memoryMb: 1024 });
+    const sandbox = new Sandbox('bwrap');
+    const servers = new Servers(sandbox, false);
+    const { verdict } = await runSample({ sandbox, servers }, { problem, runner, code }, { timeoutMs: 20_000, memoryMb: 1024 }).finally(() => servers.close());
     expect(verdict.status, verdict.stderr).toBe('passed');
   }, 60_000);
 });
