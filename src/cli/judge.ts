@@ -85,7 +85,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .addOption(formatOption()),
     { embeddings: false },
   ).action(async (opts: JudgeCliOptions, command: Command) => {
-    const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../judges/judge-run.js')]);
+    const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../api/judge.js')]);
     onlyWith(command, ['--storage-update'], '--method dsa', opts.method === 'dsa');
     onlyWith(command, ['--batch-poll'], '--batch', opts.batch === true);
     // The Batch API: an OpenAI-compatible endpoint, whose answers and batch ids live in the cache.

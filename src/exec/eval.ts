@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { scoreSystems } from '../api/score.js';
 import { UsageError, writing } from '../errors.js';
 import type { Judge, JudgeContext } from '../judges/judge.js';
-import { judgeSystems } from '../judges/judge-run.js';
+import { judgeSystems } from '../api/judge.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { VERSION } from '../version.js';
