@@ -46,6 +46,14 @@ describe('codegauge init && codegauge run', () => {
     const report = await cli('report', out, '--out', join(dir, 'folder-report.html'));
     expect(report.code, report.err).toBe(0);
     expect(report.out).toContain('(score, compare, exec)');
+    // One report builder: run's own report.html is what `report` builds from the folder, execution and score CIs included.
+    const again = await cli('report', out, '--out', join(out, 'again.html'), '--title', 'codegauge starter run');
+    expect(again.code, again.err).toBe(0);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(readFileSync(join(out, 'again.html'), 'utf8') === html).toBe(true);
+    expect(html).toContain('<h2>Execution <small>exec/summary.json</small></h2>');
+    const [lo, hi] = chrf.ci.map((x: number) => x.toFixed(2));
+    expect(html).toContain(`<td>${chrf.score.toFixed(2)} [${lo}, ${hi}]</td>`);
     expect(JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')).kind).toBe('compare');
     const second = JSON.parse((await cli('run', '--config', config, '--format', 'json')).out);
     expect(second.exec).toMatchObject({ ran: 0, reused: 10 });

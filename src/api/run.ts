@@ -5,8 +5,7 @@ import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { shardDirName, shardLabel } from '../config/shard.js';
 import { UsageError, writing } from '../errors.js';
 import { lockOutput } from '../io/lock.js';
-import { renderReport } from '../report/html.js';
-import { readReportInput } from '../report/inputs.js';
+import { writeReport } from '../report/build.js';
 import { VERSION } from '../version.js';
 import { compareWithBaseline } from './run/baseline.js';
 import { outFile, writeJson, type RunContext, type RunItem } from './run/context.js';
@@ -64,7 +63,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
   };
   const items: RunItem[] = [];
   const llm = new LlmModels(config, storePath, options.batch ?? config.llm.batch);
-  const ctx: RunContext = { loaded, config, options, out, shard, log: options.log ?? (() => {}), llm, result, items, reportFiles: [], notes: [], file: outFile(out, result) };
+  const ctx: RunContext = { loaded, config, options, out, shard, log: options.log ?? (() => {}), llm, result, items, file: outFile(out, result) };
   try {
     // Every model this run uses, checked before any work (--batch needs openai: models with a server).
     for (const [name, source] of Object.entries(config.exec?.systems ?? {})) if (typeof source !== 'string') llm.model(source.model, ['exec', 'systems', name, 'model'], loaded);
@@ -85,11 +84,8 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
 
     const itemsPath = ctx.file('items.jsonl');
     writing(itemsPath, () => writeFileSync(itemsPath, items.map((r) => JSON.stringify(r) + '\n').join('')));
-    if (ctx.reportFiles.length) {
-      const html = renderReport(ctx.reportFiles.map(readReportInput), { title: config.title ?? 'codegauge run', notes: ctx.notes });
-      const path = ctx.file('report.html');
-      writing(path, () => writeFileSync(path, html));
-    }
+    // The report of the whole folder, as `codegauge report OUT` builds it.
+    if ((data && (config.metrics.length || config.compare || config.judges.length)) || config.exec) writeReport([out], { out: ctx.file('report.html'), title: config.title ?? 'codegauge run' });
     writeJson(ctx.file('run.json'), { ...result, files: result.files.map((f) => relative(out, f)) });
     return result;
   } finally {

@@ -1,7 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { writing } from '../errors.js';
 import { VERSION } from '../version.js';
 // The report renderer and the demo are loaded when their command runs, not at CLI start-up.
 import type { CliIo } from './io.js';
@@ -16,13 +13,8 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--title <title>', 'report title', 'codegauge report')
     .action(async (results: string[], opts: { out: string; title: string }) => {
-      const [{ readReportInputs }, { renderReport }] = await Promise.all([import('../report/inputs.js'), import('../report/html.js')]);
-      const inputs = results.flatMap(readReportInputs);
-      const html = renderReport(inputs, { title: opts.title });
-      writing(opts.out, () => {
-        mkdirSync(dirname(opts.out), { recursive: true });
-        writeFileSync(opts.out, html);
-      });
+      const { writeReport } = await import('../report/build.js');
+      const inputs = writeReport(results, { out: opts.out, title: opts.title });
       io.out(`report written to ${opts.out} (${inputs.map((i) => i.kind).join(', ')})\n`);
     });
 

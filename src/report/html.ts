@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { missingScoreReason } from '../api/score.js';
+import { missingScoreReason, type MetricScore } from '../api/score.js';
 import { VERSION } from '../version.js';
 import type { ReportInput } from './inputs.js';
 import { execSectionData } from '../exec/report-data.js';
@@ -35,7 +35,10 @@ class Charts {
 
 function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Charts): string {
   const metrics = [...new Set(input.data.systems.flatMap((s) => s.scores.map((m) => m.metric)))];
-  const cell = (x: { score: number | null; details?: Record<string, number> } | undefined) => (!x ? '–' : typeof x.score === 'number' && Number.isFinite(x.score) ? num(x.score) : missingScoreReason(x));
+  // With bootstrap intervals (score --confidence, run's confidence): sacrebleu's mean ± half-width, as run prints it.
+  const withCi = input.data.systems.some((s) => s.scores.some((m) => m.confidence));
+  const interval = (x: MetricScore) => (x.confidence ? ` [${num(x.confidence.mean - x.confidence.ci)}, ${num(x.confidence.mean + x.confidence.ci)}]` : '');
+  const cell = (x: MetricScore | undefined) => (!x ? '–' : typeof x.score === 'number' && Number.isFinite(x.score) ? num(x.score) + interval(x) : missingScoreReason(x));
   const rows = input.data.systems.map((s) => [s.name, ...metrics.map((m) => cell(s.scores.find((x) => x.metric === m)))]);
   const signatures = input.data.systems[0]?.scores.map((m) => `<li><code>${esc(m.metric)}</code>: <code>${esc(m.signature)}</code></li>`).join('') ?? '';
   const chart = charts.add({
@@ -47,7 +50,7 @@ function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Ch
     series: metrics.map((m) => ({ type: 'bar', name: m, data: input.data.systems.map((s) => s.scores.find((x) => x.metric === m)?.score ?? null) })),
   });
   const failures = input.data.systems.flatMap((s) => s.scores.filter((m) => m.details?.failures).map((m) => `${s.name} ${m.metric}: ${m.details!.failures} judge failures (left out of the mean)`));
-  return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+  return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows, withCi ? 'score [95% CI: bootstrap over segments, mean ± half-width]' : undefined)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
 }
 
 const TEST_NAMES: Record<string, string> = {

@@ -33,10 +33,6 @@ export interface RunContext {
   llm: LlmModels;
   result: RunResult;
   items: RunItem[];
-  /** Result files the report shows, in order. */
-  reportFiles: string[];
-  /** Lines above the report's sections. */
-  notes: string[];
   /** A path in the results folder, listed in run.json's files. */
   file(name: string): string;
 }

@@ -6,7 +6,7 @@ import { writing } from '../../errors.js';
 import { loadExtractor } from '../../exec/extract.js';
 import { generateSamples } from '../../exec/generate.js';
 import { problemKey, readBenchmark, readProblems, readSamples, type ProblemSet } from '../../exec/problems.js';
-import { execSystems, type ExecSummary } from '../../exec/run.js';
+import { execSystems } from '../../exec/run.js';
 import { runnerFor } from '../../exec/runners.js';
 import { resolveSandboxMode } from '../../exec/sandbox.js';
 import { baseSignature, type RunContext } from './context.js';
@@ -100,9 +100,4 @@ export async function execStage(ctx: RunContext): Promise<void> {
     const mine = rows.filter((r) => r.system === s.name);
     ctx.items.push({ kind: 'exec', system: s.name, metric: 'passed', signature: baseSignature(s.signature), ids: mine.map((r) => r.task_id), values: mine.map((r) => (r.passed ? 1 : 0)) });
   }
-  ctx.notes.push(...execNotes(summary));
-}
-
-function execNotes(summary: ExecSummary): string[] {
-  return summary.systems.map((s) => `exec ${s.name}: ${Object.entries(s.pass_at).map(([k, v]) => `pass@${k} ${v === null ? 'n/a' : (100 * v).toFixed(2)}`).join(', ')} over ${s.problems} problem(s), ${s.n} sample(s)`);
 }

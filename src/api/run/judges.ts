@@ -37,8 +37,7 @@ export async function judgeStage(ctx: RunContext, data: RunData): Promise<void> 
     const name = config.judges.filter((x) => x.method === j.method).length > 1 ? `judge-${j.method}-${i + 1}.json` : `judge-${j.method}.json`;
     const path = ctx.file(name);
     writeJson(path, ctx.shard ? { ...report, ids: data.ids } : report);
-    ctx.reportFiles.push(path);
-    for (const s of report.systems) {
+      for (const s of report.systems) {
       for (const m of s.scores) {
         ctx.result.scores.push({ kind: 'judge', system: s.name, metric: m.metric, score: finite(m.score), ci: null, signature: m.signature });
         ctx.items.push({ kind: 'judge', system: s.name, metric: m.metric, signature: `${m.signature}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite) });

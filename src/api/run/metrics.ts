@@ -23,7 +23,6 @@ export async function scoreStage(ctx: RunContext, data: RunData): Promise<void> 
   if (ctx.shard) report.ids = data.ids;
   const path = ctx.file('score.json');
   writeJson(path, report);
-  ctx.reportFiles.push(path);
   report.systems.forEach((s, si) => {
     s.scores.forEach((m, mi) => {
       const score = finite(m.score);
@@ -43,7 +42,6 @@ export async function compareStage(ctx: RunContext, data: RunData): Promise<void
   const report = await compareSystems({ references: data.references, systems: ordered, metrics: ctx.config.metrics.map(metricSpec), test: c.test === 'paired-ar' ? 'ar' : 'bs', samples: c.samples, seed: c.seed, onProgress: ctx.options.onProgress?.('comparing') });
   const path = ctx.file('compare.json');
   writeJson(path, report);
-  ctx.reportFiles.push(path);
   ctx.result.warnings.push(...report.warnings);
 }
 
