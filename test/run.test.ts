@@ -70,6 +70,12 @@ describe('codegauge init && codegauge run', () => {
     expect(same.code).toBe(0);
     const sameRun = JSON.parse(same.out);
     expect(sameRun.baseline.comparisons.every((c: any) => c.status === 'passed')).toBe(true);
+    // The gate compares the numbers the table shows: BLEU's corpus score (12.37 for baseline), not its sentence mean.
+    for (const c of sameRun.baseline.comparisons) {
+      const shown = sameRun.scores.find((s: any) => s.system === c.system && s.metric === (c.kind === 'exec' ? 'pass@1' : c.metric));
+      expect([c.aggregation, c.score, c.baseline_score]).toEqual([shown.aggregation, shown.score, shown.score]);
+    }
+    expect(sameRun.baseline.comparisons.find((c: any) => c.system === 'baseline' && c.metric === 'bleu:tok=code').score.toFixed(2)).toBe('12.37');
     expect(readFileSync(junit, 'utf8')).toContain('<testsuite name="codegauge gates"');
     expect(readFileSync(summary, 'utf8')).toContain('| codex | chrf |');
     // codex now answers with the baseline system's outputs: a large, significant regression.
@@ -77,10 +83,10 @@ describe('codegauge init && codegauge run', () => {
     writeFileSync(worse, readFileSync(config, 'utf8').replace('codex: bundled:conala/codex.jsonl', 'codex: bundled:conala/baseline.jsonl'));
     const tripped = await cli('run', '--config', worse, '--store', store, '--baseline', 'main', '--fail-if-worse', '0.5', '--junit', junit);
     expect(tripped.code).toBe(1);
-    expect(tripped.err).toMatch(/gate failed: codex chrf is worse than baseline "main" by more than 1: difference -\d+\.\d+, 95% CI \[-\d+\.\d+, -\d+\.\d+\]/);
-    expect(tripped.err).toMatch(/gate failed: codex bleu:tok=code is worse than baseline "main" by more than 0\.5/);
+    expect(tripped.err).toMatch(/gate failed: codex chrf \(corpus\) is worse than baseline "main" by more than 1: difference -\d+\.\d+, 95% CI \[-\d+\.\d+, -\d+\.\d+\]/);
+    expect(tripped.err).toMatch(/gate failed: codex bleu:tok=code \(corpus\) is worse than baseline "main" by more than 0\.5/);
     const xml = readFileSync(junit, 'utf8');
-    expect(xml).toMatch(/<failure message="codex chrf is worse than baseline/);
+    expect(xml).toMatch(/<failure message="codex chrf \(corpus\) is worse than baseline/);
   });
 
   it('a run on other references says the baseline is not comparable', async () => {
@@ -110,7 +116,7 @@ describe('codegauge init && codegauge run', () => {
       const r = await cli('run');
       expect(r.err).not.toContain('error');
       expect(r.code).toBe(0);
-      expect(r.out).toMatch(/codex\s+chrf\s+41\.11/);
+      expect(r.out).toMatch(/codex\s+chrf\s+corpus\s+41\.11/);
       expect(existsSync(join(here, 'codegauge-results', 'report.html'))).toBe(true);
     } finally {
       process.chdir(cwd);
@@ -218,7 +224,7 @@ ${extra}`;
     writeFileSync(worse, configText('openai:worse'));
     const tripped = await cli('run', '--config', worse, '--baseline', 'gen');
     expect(tripped.code).toBe(1);
-    expect(tripped.err).toMatch(/gate failed: coder passed is worse than baseline "gen" by more than 0/);
+    expect(tripped.err).toMatch(/gate failed: coder passed \(mean\) is worse than baseline "gen" by more than 0/);
   });
 
   it('a server that fails: exit 1 with one line; what was answered is kept and the rerun asks only for the rest', async () => {

@@ -16,7 +16,7 @@ import { compareStage, scoreStage } from './run/metrics.js';
 import { LlmModels } from './run/models.js';
 import type { RunOptions, RunResult } from './run/types.js';
 
-export type { BaselineComparison, GateStatus, JudgeSegments, RunGeneration, RunOptions, RunResult, RunScore } from './run/types.js';
+export type { Aggregation, BaselineComparison, GateStatus, JudgeSegments, RunGeneration, RunOptions, RunResult, RunScore } from './run/types.js';
 export { compareWithBaseline, gateDelta } from './run/baseline.js';
 
 /**
@@ -63,7 +63,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
   };
   const items: RunItem[] = [];
   const llm = new LlmModels(config, storePath, options.batch ?? config.llm.batch);
-  const ctx: RunContext = { loaded, config, options, out, shard, log: options.log ?? (() => {}), llm, result, items, file: outFile(out, result) };
+  const ctx: RunContext = { loaded, config, options, out, shard, log: options.log ?? (() => {}), llm, scorers: new Map(), result, items, file: outFile(out, result) };
   try {
     // Every model this run uses, checked before any work (--batch needs openai: models with a server).
     for (const [name, source] of Object.entries(config.exec?.systems ?? {})) if (typeof source !== 'string') llm.model(source.model, ['exec', 'systems', name, 'model'], loaded);
@@ -76,7 +76,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     result.llm = llm.usage();
 
     // Baselines.
-    if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, { ...options, subset: shard !== undefined }) };
+    if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, { ...options, subset: shard !== undefined, scorers: ctx.scorers }) };
     if (options.saveBaseline !== undefined) {
       baselineStore!.save(options.saveBaseline, items);
       result.saved_baseline = options.saveBaseline;

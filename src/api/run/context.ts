@@ -6,6 +6,7 @@ import type { CodegaugeConfig } from '../../config/schema.js';
 import type { Shard } from '../../config/shard.js';
 import { writing } from '../../errors.js';
 import type { ItemStatistics } from '../merge.js';
+import type { StatisticsScorer } from '../../stats/statistics.js';
 import type { LlmModels } from './models.js';
 import type { RunOptions, RunResult } from './types.js';
 
@@ -31,6 +32,8 @@ export interface RunContext {
   shard: Shard | undefined;
   log: (line: string) => void;
   llm: LlmModels;
+  /** The loaded metrics by spec: a baseline gate rescores their statistics. */
+  scorers: Map<string, StatisticsScorer>;
   result: RunResult;
   items: RunItem[];
   /** A path in the results folder, listed in run.json's files. */

@@ -96,7 +96,7 @@ export async function execStage(ctx: RunContext): Promise<void> {
   if (generated.length) ctx.result.files.push(...generated.map(([name]) => join(execDir, 'generations', `${name}.jsonl`)));
   ctx.result.exec = { ran: total - (first ?? 0), reused: first ?? 0, rows: rows.map((r) => ({ system: r.system, index: r.index, task_id: r.task_id, status: r.status, passed: r.passed, stderr: r.stderr, duration_ms: r.duration_ms })) };
   for (const s of summary.systems) {
-    for (const [k, v] of Object.entries(s.pass_at)) ctx.result.scores.push({ kind: 'exec', system: s.name, metric: `pass@${k}`, score: v === null ? null : 100 * v, ci: null, signature: s.signature });
+    for (const [k, v] of Object.entries(s.pass_at)) ctx.result.scores.push({ kind: 'exec', system: s.name, metric: `pass@${k}`, aggregation: 'mean', score: v === null ? null : 100 * v, ci: null, signature: s.signature });
     const mine = rows.filter((r) => r.system === s.name);
     ctx.items.push({ kind: 'exec', system: s.name, metric: 'passed', signature: baseSignature(s.signature), ids: mine.map((r) => r.task_id), values: mine.map((r) => (r.passed ? 1 : 0)) });
   }

@@ -39,7 +39,7 @@ export async function judgeStage(ctx: RunContext, data: RunData): Promise<void> 
     writeJson(path, ctx.shard ? { ...report, ids: data.ids } : report);
       for (const s of report.systems) {
       for (const m of s.scores) {
-        ctx.result.scores.push({ kind: 'judge', system: s.name, metric: m.metric, score: finite(m.score), ci: null, signature: m.signature });
+        ctx.result.scores.push({ kind: 'judge', system: s.name, metric: m.metric, aggregation: 'mean', score: finite(m.score), ci: null, signature: m.signature });
         ctx.items.push({ kind: 'judge', system: s.name, metric: m.metric, signature: `${m.signature}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite) });
         (ctx.result.judge_segments ??= []).push(judgeSegments(s.name, m, data.ids, j.segment_threshold));
       }

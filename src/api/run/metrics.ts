@@ -12,7 +12,9 @@ export async function scoreStage(ctx: RunContext, data: RunData): Promise<void> 
   ctx.log(`scoring ${data.systems.length} system(s) x ${config.metrics.length} metric(s) on ${data.ids.length} segment(s)`);
   const specs = config.metrics.map(metricSpec);
   const { loadMetrics } = await import('../../metrics/specs.js');
-  const taps = (await loadMetrics(specs, { language: config.data!.lang })).map((m) => tapStatistics(m, data.systems.length));
+  const metrics = await loadMetrics(specs, { language: config.data!.lang });
+  metrics.forEach((m, i) => ctx.scorers.set(specs[i], m));
+  const taps = metrics.map((m) => tapStatistics(m, data.systems.length));
   const report: ScoreReport & { ids?: string[] } = await scoreSystems({
     references: data.references,
     systems: data.systems,
@@ -26,9 +28,18 @@ export async function scoreStage(ctx: RunContext, data: RunData): Promise<void> 
   report.systems.forEach((s, si) => {
     s.scores.forEach((m, mi) => {
       const score = finite(m.score);
-      ctx.result.scores.push({ kind: 'metric', system: s.name, metric: m.metric, score, ci: m.confidence && score !== null ? [m.confidence.mean - m.confidence.ci, m.confidence.mean + m.confidence.ci] : null, signature: m.signature });
+      ctx.result.scores.push({ kind: 'metric', system: s.name, metric: m.metric, aggregation: 'corpus', score, ci: m.confidence && score !== null ? [m.confidence.mean - m.confidence.ci, m.confidence.mean + m.confidence.ci] : null, signature: m.signature });
       const statistics = taps[mi].statistics(si, m, config.data!.lang);
-      ctx.items.push({ kind: 'metric', system: s.name, metric: m.metric, signature: `${baseSignature(m.signature)}|refs:${data.refsSha}`, ids: data.ids, values: (m.segments ?? []).map(finite), ...(statistics ? { statistics } : {}) });
+      ctx.items.push({
+        kind: 'metric',
+        system: s.name,
+        metric: m.metric,
+        signature: `${baseSignature(m.signature)}|refs:${data.refsSha}`,
+        ids: data.ids,
+        values: (m.segments ?? []).map(finite),
+        segment_statistics: taps[mi].rows(si),
+        ...(statistics ? { statistics } : {}),
+      });
     });
   });
 }
@@ -51,8 +62,10 @@ export async function compareStage(ctx: RunContext, data: RunData): Promise<void
  * shards when a segment's vector does not depend on the rest of the reference set (not CrystalBLEU's corpus=refs
  * nor CodeBERTScore's idf=yes, whose weights are fitted on the references they see).
  */
-function tapStatistics(metric: Metric<any>, systems: number): { metric: Metric<any>; statistics(system: number, score: MetricScore, lang?: string): ItemStatistics | undefined } {
+function tapStatistics(metric: Metric<any>, systems: number): { metric: Metric<any>; statistics(system: number, score: MetricScore, lang?: string): ItemStatistics | undefined; rows(system: number): number[][] } {
   const sums = Array.from({ length: systems }, () => new ExactSums(metric.statsSize));
+  // Each segment's vector too: a baseline gate resamples them to compare corpus scores.
+  const rows = Array.from({ length: systems }, () => [] as number[][]);
   let call = 0;
   const tapped = new Proxy(metric, {
     get(target, prop) {
@@ -60,7 +73,9 @@ function tapStatistics(metric: Metric<any>, systems: number): { metric: Metric<a
         // The accumulator asks for each segment's systems in system order.
         return (hyp: string, refs: unknown, row: Float64Array, offset: number) => {
           target.segmentStatistics(hyp, refs, row, offset);
-          sums[call++ % systems].add(row.subarray(offset, offset + target.statsSize));
+          const vector = row.subarray(offset, offset + target.statsSize);
+          sums[call % systems].add(vector);
+          rows[call++ % systems].push(Array.from(vector));
         };
       }
       const value = Reflect.get(target, prop, target);
@@ -69,6 +84,7 @@ function tapStatistics(metric: Metric<any>, systems: number): { metric: Metric<a
   });
   return {
     metric: tapped,
+    rows: (system) => rows[system],
     statistics(system, score, lang) {
       if (metric.fitReferences && /\|(idf|corpus):refs\|/.test(`|${score.signature}|`)) return undefined;
       const state = sums[system];

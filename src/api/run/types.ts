@@ -23,10 +23,18 @@ export interface RunOptions {
   onProgress?: (label: string) => ((done: number, total: number) => void) | undefined;
 }
 
+/**
+ * How a result's score is made from its items: `corpus`, a metric's score of the summed segment statistics (what
+ * `score` reports; for BLEU not the mean of sentence scores); `mean`, the mean over items (judge grades; pass@k's
+ * estimator over problems).
+ */
+export type Aggregation = 'corpus' | 'mean';
+
 export interface RunScore {
   kind: ItemResults['kind'];
   system: string;
   metric: string;
+  aggregation: Aggregation;
   /** 0-100; null where nothing could be scored. */
   score: number | null;
   /** 95% interval where one is computed (bootstrap for metrics: mean ± half-width). */
@@ -40,6 +48,8 @@ export interface BaselineComparison {
   kind: ItemResults['kind'];
   system: string;
   metric: string;
+  /** The score compared and gated: the one the run's table shows for the result. */
+  aggregation: Aggregation;
   baseline_score: number | null;
   score: number | null;
   diff: number | null;
