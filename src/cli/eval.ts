@@ -41,7 +41,7 @@ export function formatEvalTable(report: EvalReport): string {
   if (report.scores.length) {
     const width = Math.max(6, ...report.scores.map((s) => s.column.length));
     out += `\n${'column'.padEnd(width)}  mean (0-100)\n`;
-    for (const s of report.scores) out += `${s.column.padEnd(width)}  ${s.mean === null ? 'n/a' : s.mean.toFixed(2)}\n`;
+    for (const s of report.scores) out += `${s.column.padEnd(width)}  ${s.mean === null ? 'n/a' : s.mean.toFixed(2)}${s.failures ? `  (judge failed on ${s.failures} sample(s))` : ''}\n`;
   }
   out += `\nsamples: ${report.files.samples}\nper-sample table: ${report.files.table}\n`;
   return out;
@@ -120,6 +120,12 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatEvalTable(report));
       io.err(`${runtime.client.summary()}\n`);
+      const judgeFailed = report.scores.filter((s) => s.failures);
+      if (judgeFailed.length) {
+        const samples = report.problems * report.n;
+        io.err(`codegauge: the judge failed on ${judgeFailed.map((s) => `${s.failures} of ${samples} sample(s) (${s.column})`).join(', ')}; they are null in ${opts.out}/table.jsonl and left out of the means (see "errors" in eval.json)\n`);
+        exitRequest.code = 1;
+      }
       const sandboxErrors = report.exec.systems.reduce((n, s) => n + s.statuses.sandbox_error, 0);
       if (sandboxErrors > 0) {
         io.err(`codegauge: ${sandboxErrors} sample(s) could not be run by the sandbox (status sandbox_error; see ${opts.out}/results.jsonl)\n`);
