@@ -38,6 +38,7 @@ beforeAll(async () => {
   put('req.txt', 'The user shall log in.\n');
   put('app.py', 'def login():\n    pass\n');
   put('a-file', 'not a folder\n');
+  put('openai.yaml', `out: ${JSON.stringify(path('run-out'))}\ndata:\n  refs: refs.py.jsonl\n  lang: python\n  systems:\n    s: hyps.py.jsonl\nmodels:\n  judge: {model: openai:m}\njudges:\n  - {method: ice, model: judge}\n`);
   mkdirSync(path('a-folder'));
   server = await startFakeLlmServer({ reply: () => '{"grade": 4}' });
 });
@@ -123,6 +124,10 @@ const CASES: Case[] = [
   { name: 'judge --explain where a file is', args: () => ['judge', '--method', 'ice', '--model', 'openai:m', '--refs', path('refs.py.jsonl'), '--hyps', path('hyps.py.jsonl'), '--explain', join(inFolder(), 'explain'), ...llm()], code: 2, words: ['a-file', 'cannot write'] },
   { name: 'judge --cache-file where a file is', args: () => ['judge', '--method', 'ice', '--model', 'openai:m', '--refs', path('refs.py.jsonl'), '--hyps', path('hyps.py.jsonl'), '--base-url', server.url, '--cache-file', join(inFolder(), 'c.sqlite')], code: 2, words: ['a-file', 'cannot write', '--cache-file'] },
   { name: 'judge against a server that is down', args: () => ['judge', '--method', 'ice', '--model', 'openai:m', '--refs', path('refs.py.jsonl'), '--hyps', path('hyps.py.jsonl'), '--base-url', 'http://127.0.0.1:9/v1', '--retries', '0', '--cache-file', path('down.sqlite')], code: 1, words: ['the judge failed on 2 sample(s)'] },
+  // eval
+  { name: 'eval with an openai: model and no server', args: () => ['eval', '--benchmark', 'humaneval', '--model', 'openai:m', '--out', path('eval-out')], env: { OPENAI_BASE_URL: '' }, code: 2, words: ['--model openai:m: an openai: model needs an OpenAI-compatible server', '--base-url URL or set OPENAI_BASE_URL'] },
+  { name: 'eval --k above --n', args: () => ['eval', '--benchmark', 'humaneval', '--model', 'openai:m', '--n', '2', '--k', '1,5', '--out', path('eval-out'), ...llm()], code: 2, words: ['--k 5: pass@k needs at least k samples per problem, and --n is 2'] },
+  { name: 'run with an openai: judge and no server', args: () => ['run', '--config', path('openai.yaml'), '--store', path('run.sqlite')], env: { OPENAI_BASE_URL: '' }, code: 2, words: ['openai.yaml', 'judges.0.model', 'openai:m: an openai: model needs an OpenAI-compatible server'] },
   // report and demo
   { name: 'report on an unrecognised file', args: () => ['report', path('refs.txt'), '--out', path('r.html')], code: 2, words: ['refs.txt', 'unrecognised'] },
   { name: 'report on a missing file', args: () => ['report', path('nothing.json'), '--out', path('r.html')], code: 2, words: ['nothing.json', 'file not found'] },

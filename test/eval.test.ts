@@ -273,6 +273,7 @@ describe.skipIf(!hasBwrap)('codegauge eval: generate, extract, execute, pass@k, 
       const first = await run();
       expect(first.code).toBe(1);
       expect(first.err).toMatch(/500|boom/);
+      expect(first.err).toContain('warning: --n 2 at --temperature 0: the samples of a problem differ only by their seed');
       expect(readFileSync(join(out, 'generations.jsonl'), 'utf8').trim().split('\n')).toHaveLength(6);
       failing = false;
       const before = flaky.requests.length;

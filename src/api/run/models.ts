@@ -39,6 +39,8 @@ export class LlmModels {
     const baseUrls = named?.base_url ? (Array.isArray(named.base_url) ? named.base_url : [named.base_url]) : process.env.OPENAI_BASE_URL ? process.env.OPENAI_BASE_URL.split(',') : [];
     const apiKey = named?.api_key_env ? process.env[named.api_key_env] : process.env.OPENAI_API_KEY;
     if (this.batch && (spec.kind !== 'openai' || baseUrls.length === 0)) throw loaded.error(at, '--batch (llm.batch) needs an openai: model with a base_url (or OPENAI_BASE_URL)');
+    // Found here, before any work, rather than at the first request.
+    if (spec.kind === 'openai' && baseUrls.length === 0) throw loaded.error(at, `${name}: an openai: model needs an OpenAI-compatible server; give the model a base_url in models (or set OPENAI_BASE_URL)`);
     this.store ??= new LlmStore(this.storePath);
     const key = JSON.stringify([baseUrls, named?.ollama_host, named?.api_key_env]);
     let client = this.clients.get(key);
