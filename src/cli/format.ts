@@ -45,7 +45,8 @@ export function formatComparisonTable(report: ComparisonReport): string {
     ...system.scores.map((s) => {
       if (s.identical) return `${s.score.toFixed(2)} identical to the baseline`;
       const ci = s.mean !== null && s.ci !== null ? ` (μ = ${s.mean.toFixed(2)} ± ${s.ci.toFixed(2)})` : '';
-      const p = s.p_value !== null ? ` p = ${s.p_value.toFixed(4)}${s.p_value < 0.05 ? '*' : ' '}` : '';
+      const shown = s.p_value === null ? null : Math.max(s.p_value, s.p_min ?? 0);
+      const p = shown !== null ? ` p ${shown === s.p_min && s.p_value! < shown ? '≥' : '='} ${shown.toFixed(4)}${shown < 0.05 ? '*' : ' '}` : '';
       return `${s.score.toFixed(2)}${ci}${p}`;
     }),
   ]);
@@ -67,19 +68,20 @@ export function formatInputComparisonTable(report: InputComparisonReport): strin
   const header = ['system', 'metric', 'score', '95% CI', 'diff [95% CI]', 'p', report.adjust === 'none' ? '' : `p (${report.adjust})`, 'mde'];
   const num = (x: number) => x.toFixed(2);
   const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(2);
-  const p = (x: number | null) => (x === null ? '' : x < 1e-4 ? x.toExponential(1) : x.toFixed(4));
+  // Below p_min (approximate randomization over few differing units) a p-value means nothing: "≥ p_min" instead.
+  const p = (x: number | null, min = 0) => (x === null ? '' : x < min ? `≥${min.toFixed(4)}` : x < 1e-4 ? x.toExponential(1) : x.toFixed(4));
   const rows = report.systems.flatMap((system, si) =>
     system.scores.map((s) => {
       const interval = s.wilson ? `[${num(s.wilson[0])}, ${num(s.wilson[1])}] Wilson` : s.mean !== null && s.ci !== null ? `μ = ${num(s.mean)} ± ${num(s.ci)}` : '';
-      const significant = s.p_adjusted !== null && s.p_adjusted < 0.05 && !s.identical ? '*' : ' ';
+      const significant = s.p_adjusted !== null && Math.max(s.p_adjusted, s.p_min ?? 0) < 0.05 && !s.identical ? '*' : ' ';
       return [
         (si === 0 ? 'Baseline: ' : '') + system.name,
         s.metric,
         num(s.score),
         interval,
         s.identical ? 'identical to the baseline' : s.diff ? `${signed(s.diff.value)} [${signed(s.diff.ci[0])}, ${signed(s.diff.ci[1])}]` : '',
-        s.identical ? '' : p(s.p_value) + (report.adjust === 'none' ? significant : ''),
-        report.adjust === 'none' || s.identical ? '' : p(s.p_adjusted) + significant,
+        s.identical ? '' : p(s.p_value, s.p_min) + (report.adjust === 'none' ? significant : ''),
+        report.adjust === 'none' || s.identical ? '' : p(s.p_adjusted, s.p_min) + significant,
         s.mde === null ? '' : num(s.mde),
       ];
     }),

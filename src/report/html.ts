@@ -71,17 +71,19 @@ function compareSection(input: Extract<ReportInput, { kind: 'compare' }>): strin
   const rows = r.systems.map((s, i) => [
     i === 0 ? `${s.name} (baseline)` : s.name,
     ...metrics.map((m) => {
-      const x = s.scores.find((y) => y.metric === m)! as (typeof s.scores)[number] & { p_adjusted?: number | null; diff?: { value: number; ci: [number, number] } | null };
+      const x = s.scores.find((y) => y.metric === m)! as (typeof s.scores)[number] & { p_adjusted?: number | null; diff?: { value: number; ci: [number, number] } | null; p_min?: number };
       if (x.identical) return { html: `<span>${esc(num(x.score))} identical to the baseline</span>` };
-      // Significance after adjustment for multiple comparisons where the report has it.
-      const p = x.p_adjusted ?? x.p_value;
+      // Significance after adjustment for multiple comparisons where the report has it; never below what
+      // approximate randomization over few differing items can resolve (p_min).
+      const raw = x.p_adjusted ?? x.p_value;
+      const p = raw === null || raw === undefined ? raw : Math.max(raw, x.p_min ?? 0);
       const significant = i > 0 && p !== null && p !== undefined && p < 0.05;
       // Colour by direction: a significantly worse system must not look like an improvement.
       const base = baseline.scores.find((y) => y.metric === m)!.score;
       const direction = significant ? (x.score > base ? 'better' : x.score < base ? 'worse' : '') : '';
       const ci = x.mean !== null && x.ci !== null ? ` (${num(x.mean)} ± ${num(x.ci)})` : '';
       const diff = i > 0 && x.diff ? ` Δ ${num(x.diff.value)} [${num(x.diff.ci[0])}, ${num(x.diff.ci[1])}]` : '';
-      const shown = i > 0 && p !== null && p !== undefined ? ` p=${num(p, 4)}${significant ? ` * ${direction}` : ''}` : '';
+      const shown = i > 0 && p !== null && p !== undefined ? ` p${p !== raw ? '≥' : '='}${num(p, 4)}${significant ? ` * ${direction}` : ''}` : '';
       return { html: `<span class="${direction}">${esc(num(x.score))}${esc(ci)}${esc(diff)}${esc(shown)}</span>` };
     }),
   ]);
