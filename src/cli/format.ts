@@ -118,6 +118,8 @@ export function formatInputComparisonTable(report: InputComparisonReport): strin
 const fmt = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(3));
 const pfmt = (p: number | null) => (p === null ? '' : p < 1e-4 ? ` (p=${p.toExponential(1)})` : ` (p=${p.toFixed(4)})`);
 const cifmt = (ci?: [number, number]) => (ci ? ` [${fmt(ci[0])}, ${fmt(ci[1])}]` : '');
+/** A threshold for reading (4 significant digits; the JSON keeps it exact). */
+const rounded = (x: number) => String(Number(x.toPrecision(4)));
 
 /** Correlation table: one row per metric, corpus level (and example level when grouped). */
 export function formatMetaTable(report: MetaReport): string {
@@ -133,11 +135,11 @@ export function formatMetaTable(report: MetaReport): string {
     if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
     const a = m.agreement;
     if (a) {
-      if (a.krippendorff_level) out.push(`  agreement  kappa ${fmt(a.cohen_kappa)}  linear ${fmt(a.kappa_linear)}  quadratic ${fmt(a.kappa_quadratic)}  krippendorff alpha (${a.krippendorff_level}) ${fmt(a.krippendorff_alpha)}`);
+      if (a.krippendorff_level) out.push(`  agreement${a.kappa_threshold !== null ? ` of "${report.truth}" with ${m.metric} >= ${rounded(a.kappa_threshold)}` : ''}  kappa ${fmt(a.cohen_kappa)}  linear ${fmt(a.kappa_linear)}  quadratic ${fmt(a.kappa_quadratic)}  krippendorff alpha (${a.krippendorff_level}) ${fmt(a.krippendorff_alpha)}`);
       if (a.auroc) out.push(`  auroc ${fmt(a.auroc.value)}${cifmt(a.auroc.ci ?? undefined)}`);
       if (a.confusion) {
         const c = a.confusion;
-        out.push(`  at threshold ${a.threshold}${report.threshold === undefined ? ' (best Youden)' : ''}: tp ${c.tp} fp ${c.fp} tn ${c.tn} fn ${c.fn}  sensitivity ${fmt(a.sensitivity)}  specificity ${fmt(a.specificity)}  precision ${fmt(a.precision)}  f1 ${fmt(a.f1)}`);
+        out.push(`  at threshold ${rounded(a.threshold!)}${report.threshold === undefined ? ' (best Youden)' : ''}: tp ${c.tp} fp ${c.fp} tn ${c.tn} fn ${c.fn}  sensitivity ${fmt(a.sensitivity)}  specificity ${fmt(a.specificity)}  precision ${fmt(a.precision)}  f1 ${fmt(a.f1)}`);
       }
       const r = a.corrected_pass_rate;
       if (r) out.push(`  pass rate ${r.observed.toFixed(2)} by the metric over ${r.n} rows, ${r.value === null ? 'not correctable (sensitivity + specificity <= 1)' : `${r.value.toFixed(2)} corrected (Rogan-Gladen, 95% CI [${r.ci![0].toFixed(2)}, ${r.ci![1].toFixed(2)}])`} from ${r.labelled} labelled rows`);
