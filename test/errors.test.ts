@@ -29,7 +29,9 @@ beforeAll(async () => {
   put('refs.py.jsonl', '"def f(a):\\n    return a"\n"print(1)"\n');
   put('hyps.py.jsonl', '"def f(a):\\n    return a + 1"\n"print(2)"\n');
   put('bad.jsonl', '"fine"\n{not json\n');
-  put('lines.jsonl', `"a"\n${JSON.stringify('x\n'.repeat(9000))}\n`); // 9,000 x 9,000 sentence pairs on line 2
+  put('lines.jsonl', `"a"\n${JSON.stringify('x\n'.repeat(40000))}\n`); // 40,000 x 40,000 sentence pairs on line 2
+  put('long-a.txt', `${Array.from({ length: 20000 }, (_, i) => `t${(i * 7) % 5}`).join(' ')}\n`);
+  put('long-b.txt', `${Array.from({ length: 20000 }, (_, i) => `t${(i * 3) % 5}`).join(' ')}\n`);
   put('latin1.txt', Buffer.from([0x61, 0x0a, 0xe9, 0x0a]));
   put('table.jsonl', '{"grade": 1, "m": 0.5, "item": "a", "sys": "s", "w": "x"}\n{"grade": 2, "m": 0.7, "item": "b", "sys": "s", "w": "y"}\n{"grade": 3, "m": 0.9, "item": "c", "sys": "s", "w": "x"}\n');
   put('dataset.json', JSON.stringify([{ question_id: 1, requirement: 'The user shall log in.', implementation_layer: 'frontend', programming_language: 'react' }]));
@@ -73,7 +75,9 @@ const CASES: Case[] = [
   { name: 'score with invalid JSON on line 2', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('bad.jsonl'), '--metric', 'bleu'], code: 2, words: ['bad.jsonl:2: invalid JSON'] },
   { name: 'score with invalid UTF-8 on line 2', args: () => ['score', '--refs', path('latin1.txt'), '--hyps', path('hyps.txt'), '--metric', 'bleu'], code: 2, words: ['latin1.txt:2: invalid UTF-8'] },
   { name: 'score with an unknown --lang', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--metric', 'codebleu', '--lang', 'cobol'], code: 2, words: ['invalid language "cobol"'] },
-  { name: 'score past ROUGE-Lsum\'s work bound', args: () => ['score', '--refs', path('lines.jsonl'), '--hyps', path('lines.jsonl'), '--metric', 'rougeLsum'], code: 2, words: ['segment 2 (line 2 of the input files): ROUGE-Lsum: the union LCS of 9000 x 9000 sentences', 'exceeds the bound'] },
+  { name: 'score past ROUGE-Lsum\'s work bound', args: () => ['score', '--refs', path('lines.jsonl'), '--hyps', path('lines.jsonl'), '--metric', 'rougeLsum'], code: 2, words: ['segment 2 (line 2 of the input files): ROUGE-Lsum: the union LCS of 40000 x 40000 sentences', 'exceeds the bound of 2^34 steps'] },
+  { name: 'score past a lowered --max-work', args: () => ['score', '--refs', path('long-a.txt'), '--hyps', path('long-b.txt'), '--metric', 'rougeL', '--max-work', '2^20'], code: 2, words: ['segment 1 (line 1 of the input files): ROUGE-L: an LCS of', 'tokens exceeds the bound of 2^20 word steps (split such long lines, or raise it with --max-work)'] },
+  { name: 'score --max-work abc', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--metric', 'rougeL', '--max-work', 'abc'], code: 2, words: ['--max-work must be a whole number of steps'] },
   { name: 'score with an unknown option', args: () => ['score', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--metric', 'bleu', '--metrics', 'x'], code: 2, words: ["unknown option '--metrics'"] },
   // compare
   { name: 'compare --samples 1e11', args: () => ['compare', '--refs', path('refs.txt'), '--hyps', path('hyps.txt'), '--hyps', path('refs.txt'), '--metric', 'bleu', '--paired-bs', '--samples', '1e11'], code: 2, words: ['--samples must be an integer from 1 to 1000000'] },
