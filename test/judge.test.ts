@@ -228,6 +228,9 @@ describe('codegauge judge', () => {
     const before = s.requests.length;
     expect((await cli(...args)).code).toBe(0);
     expect(s.requests.length).toBe(before);
+    // The table names the judge once before its signature (sacrebleu's name|signature), not `dsa: dsa|dsa|model:...`.
+    const table = await cli(...args.filter((a) => a !== '--format' && a !== 'json'));
+    expect(table.out).toMatch(/^dsa: dsa\|model:openai:judge\|temp:0\|/m);
   });
 
   it('dsa-simple analyses each program in one step', async () => {

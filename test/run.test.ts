@@ -6,7 +6,7 @@ import { shardOfId } from '../src/config/shard.js';
 import { readBenchmark } from '../src/exec/problems.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
 import { scriptedReply } from './fixtures/scripted-coder.js';
-import { cli } from './helpers.js';
+import { cli, ROOT } from './helpers.js';
 
 /** `codegauge init && codegauge run` on the bundled data, offline: every result file, resume, baselines and gates end to end. */
 let dir: string;
@@ -23,6 +23,8 @@ describe('codegauge init && codegauge run', () => {
     const text = readFileSync(config, 'utf8');
     expect(text).toContain('bundled:conala/refs.jsonl');
     expect(text).toMatch(/^# judges:/m); // the LLM part is there, commented out
+    // auto never falls back to unisolated processes on Linux: it stops and names bubblewrap (resolveSandboxMode).
+    expect(text).toContain('sandbox: auto            # bubblewrap; on Linux without it, an error saying what to install (process: limits only, no isolation)');
     const again = await cli('init', '--config', config);
     expect(again.code).toBe(2);
     expect(again.err).toContain('exists; use --force');
@@ -40,6 +42,10 @@ describe('codegauge init && codegauge run', () => {
     expect(chrf.score).toBeCloseTo(41.11, 1); // the README's table
     expect(chrf.ci[0]).toBeLessThan(chrf.score);
     expect(run.scores.find((s: any) => s.metric === 'pass@1').score).toBe(100); // canonical solutions pass
+    // The README's example of an exec signature has the real one's fields and units (timeout 3 s, 1024 MB here).
+    const example = /Signature: `(exec\|[^`]+)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1];
+    const fields = (sig: string) => sig.split('|').map((f) => (/^(runner|sandbox|problems|version):/.test(f) ? f.split(':')[0] : f));
+    expect(fields(example)).toEqual(fields(run.scores.find((s: any) => s.metric === 'pass@1').signature));
     const score = JSON.parse(readFileSync(join(out, 'score.json'), 'utf8'));
     expect(score.kind).toBe('score');
     // `report` on the run folder reads all of its results at once.

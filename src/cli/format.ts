@@ -19,7 +19,8 @@ export function formatScoreTable(report: ScoreReport): string {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
-  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
+  // sacrebleu's `name|signature`; a judge's signature already starts with its method (`ice|model:...`).
+  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.signature.startsWith(`${s.name}|`) ? s.signature : `${s.name}|${s.signature}`}`);
   // Components (CodeBLEU) and details (RUBY levels) per system.
   for (const system of report.systems) {
     for (const s of system.scores) {

@@ -8,8 +8,8 @@ import { formatOption } from './options.js';
 export function addReportCommands(program: Command, io: CliIo): void {
   program
     .command('report')
-    .description('one self-contained HTML report (no network) from results: score/compare/meta/judge JSON, SBC results.jsonl, judge --explain folders')
-    .argument('<results...>', 'result files or folders')
+    .description('one self-contained HTML report (no network) from results: score/compare/meta/judge JSON, exec and eval folders (or their summary.json, results.jsonl, eval.json), SBC results.jsonl, judge --explain folders, run folders')
+    .argument('<results...>', 'result files or folders (exec/eval/sbc: the --out folder; run: its results folder, read whole)')
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--title <title>', 'report title', 'codegauge report')
     .action(async (results: string[], opts: { out: string; title: string }) => {

@@ -50,6 +50,7 @@ const positive = number((x) => x > 0, 'a number > 0');
 const unit = number((x) => x >= 0 && x <= 1, 'a number in [0, 1]');
 
 const FILE_KEY: KeyDef = { describe: 'FILE', parse: (v) => (v !== '' ? v : undefined) };
+const DIR_KEY: KeyDef = { describe: 'DIR', parse: (v) => (v !== '' ? v : undefined) };
 
 const LANG_KEY: KeyDef = {
   describe: LANGUAGES.join('|'),
@@ -213,7 +214,7 @@ const SPECS = {
   codebertscore: define({
     keys: {
       lang: LANG_KEY,
-      'model-dir': FILE_KEY,
+      'model-dir': DIR_KEY,
       model: { describe: 'a hub id (an ONNX export)', parse: (v) => (/^[\w.-]+(\/[\w.-]+)?$/.test(v) ? v : undefined) },
       layer: positiveInt,
       idf: yesNo,
