@@ -216,6 +216,38 @@ function explainSection(input: Extract<ReportInput, { kind: 'explain' }>): strin
 
 const pct = (x: number | null | undefined) => (typeof x === 'number' && Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
 
+/**
+ * Sample statuses in Okabe & Ito's palette, safe for the common colour-vision deficiencies: passing blue against
+ * failing vermillion (told apart by every type of colour blindness, unlike green against red), the other failures in
+ * warm or muted hues, never in passing's blue. A status added later gets grey.
+ */
+export const STATUS_COLOURS: Record<string, string> = {
+  passed: '#0072B2', // blue
+  failed: '#D55E00', // vermillion
+  timeout: '#E69F00', // orange
+  compile_error: '#CC79A7', // reddish purple
+  runtime_error: '#882255', // wine
+  memory: '#F0E442', // yellow
+  output_limit: '#AA4499', // purple
+  sandbox_error: '#000000',
+};
+/**
+ * The pass-rate heatmap: 0 (every sample failed) in failing's vermillion, 1 in passing's blue, through mid grey (on
+ * a white background, so that half passing is not mistaken for an empty cell).
+ */
+export const PASS_RATE_COLOURS = ['#D55E00', '#CCCCCC', '#0072B2'];
+
+/** An eval folder's metric and judge columns: their means, on passing and failing samples too, and judge failures. */
+function evalColumnsTable(columns: NonNullable<Extract<ReportInput, { kind: 'exec' }>['columns']>): string {
+  const rows = columns.scores.map((s) => {
+    const values = (keep: (r: { passed: boolean }) => boolean) => (columns.table ?? []).filter(keep).map((r) => r[s.column]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    const mean = (xs: number[]) => (xs.length ? num(xs.reduce((a, b) => a + b, 0) / xs.length) : '–');
+    return [s.column, s.mean === null ? 'n/a' : num(s.mean), ...(columns.table ? [mean(values((r) => r.passed)), mean(values((r) => !r.passed)), values(() => true).length] : []), s.failures ?? 0, { html: `<code>${esc(s.signature)}</code>` }];
+  });
+  const headers = ['column', 'mean (0-100)', ...(columns.table ? ['mean on passing samples', 'mean on failing samples', 'samples scored'] : []), 'judge failures', 'signature'];
+  return `<h3>Metric and judge columns</h3>${table(headers, rows, 'each sample scored against the canonical solution (table.jsonl, what meta --truth passed reads)')}`;
+}
+
 /** exec / eval results: pass@k with bootstrap CIs over problems, pass^k, statuses, per-problem pass rates. */
 function execSection(input: Extract<ReportInput, { kind: 'exec' }>, charts: Charts): string {
   const d = execSectionData(input.data);
@@ -244,23 +276,28 @@ function execSection(input: Extract<ReportInput, { kind: 'exec' }>, charts: Char
     grid: { top: 60 },
     xAxis: { type: 'category', data: d.systems.map((s) => s.name) },
     yAxis: { type: 'value', name: 'samples' },
-    series: used.map((st) => ({ type: 'bar', stack: 'status', name: st, data: d.systems.map((s) => s.statuses[st] ?? 0) })),
+    series: used.map((st) => ({ type: 'bar', stack: 'status', name: st, itemStyle: { color: STATUS_COLOURS[st] ?? '#999999' }, data: d.systems.map((s) => s.statuses[st] ?? 0) })),
   }, 300);
+  // The colour legend sits above the grid, and the grid keeps room for the problem names below it (rotated, at
+  // most 24 characters shown), so neither covers the other.
+  const longest = Math.min(24, Math.max(1, ...d.problems.map((p) => p.length)));
+  const labelRoom = 12 + 6 * longest;
   const heat = charts.add(
     {
       tooltip: { position: 'top' },
-      grid: { top: 20, left: 140, bottom: 80 },
-      xAxis: { type: 'category', data: d.problems, axisLabel: { rotate: 90, fontSize: 9 }, splitArea: { show: true } },
-      yAxis: { type: 'category', data: d.systems.map((s) => s.name), splitArea: { show: true } },
-      visualMap: { min: 0, max: 1, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#c62828', '#fdd835', '#2e7d32'] } },
+      grid: { top: 64, left: 16, right: 16, bottom: 8, containLabel: true },
+      xAxis: { type: 'category', data: d.problems, axisLabel: { rotate: 90, fontSize: 9, interval: 0, width: 6 * 24, overflow: 'truncate' } },
+      yAxis: { type: 'category', data: d.systems.map((s) => s.name) },
+      visualMap: { min: 0, max: 1, calculable: true, orient: 'horizontal', left: 'center', top: 0, itemHeight: 160, text: ['all pass', 'all fail'], inRange: { color: PASS_RATE_COLOURS } },
       series: [{ type: 'heatmap', name: 'pass rate', data: d.rates.flatMap((row, y) => row.map((r, x) => [x, y, r === null ? '-' : r])) }],
     },
-    Math.max(160, 60 + 28 * d.systems.length) + 60,
+    72 + 28 * Math.max(2, d.systems.length) + labelRoom,
   );
   const perProblem = table(['problem', ...d.systems.map((s) => `${s.name} (passed/n)`)], d.problems.map((p, x) => [p, ...d.counts.map((row) => (row[x] ? `${row[x]!.c}/${row[x]!.n}` : '–'))]));
   const notes = d.systems.flatMap((s) => s.notes.map((n) => `${s.name}: ${n}`));
   const signatures = d.systems.map((s) => `<li><code>${esc(s.name)}</code>: <code>${esc(s.signature)}</code></li>`).join('');
-  return `<h2>Execution <small>${esc(input.path)}</small></h2>${passTable}${notes.length ? `<p class="warn">${notes.map(esc).join('<br>')}</p>` : ''}${passChart}${statusTable}${statusChart}<h3>Pass rate per problem</h3>${heat}<details><summary>Per-problem table (${d.problems.length} problems)</summary>${perProblem}</details><details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+  const columns = input.columns ? evalColumnsTable(input.columns) : '';
+  return `<h2>Execution <small>${esc(input.path)}</small></h2>${passTable}${notes.length ? `<p class="warn">${notes.map(esc).join('<br>')}</p>` : ''}${passChart}${columns}${statusTable}${statusChart}<h3>Pass rate per problem</h3>${heat}<details><summary>Per-problem table (${d.problems.length} problems)</summary>${perProblem}</details><details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
 }
 
 const STYLE = `body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#1d1d1f}
