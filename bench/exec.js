@@ -20,8 +20,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, wr
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readBenchmark, reindentCompletion } from '../dist/exec/problems.js';
-import { bwrapAvailable, findExecutable } from '../dist/exec/sandbox.js';
+import { readBenchmark } from '../dist/exec/benchmarks/bundled.js';
+import { reindentCompletion } from '../dist/exec/benchmarks/completions.js';
+import { bwrapAvailable } from '../dist/exec/sandbox/bwrap.js';
+import { findExecutable } from '../dist/exec/sandbox/paths.js';
 import { humanevalProblems } from './humaneval-data.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -112,7 +114,7 @@ async function codegauge(benchmark, samples, { timeout = 3, warm = true, retry =
   if (warm) {
     m = await measured([process.execPath, cli, 'exec', '--benchmark', benchmark, '--samples', samples, '--out', out, '--sandbox', 'bwrap', '--jobs', '2', '--timeout', String(timeout), '--timeout-retry', retry, '--k', '1', '--format', 'json']);
   } else {
-    const script = `const { execSystems } = await import(${JSON.stringify(join(root, 'dist/exec/run.js'))}); const { readBenchmark } = await import(${JSON.stringify(join(root, 'dist/exec/problems.js'))});
+    const script = `const { execSystems } = await import(${JSON.stringify(join(root, 'dist/exec/run.js'))}); const { readBenchmark } = await import(${JSON.stringify(join(root, 'dist/exec/benchmarks/bundled.js'))});
 await execSystems({ problems: readBenchmark(${JSON.stringify(benchmark)}), samples: [${JSON.stringify(samples)}], ks: [1], timeoutMs: ${timeout * 1000}, memoryMb: 1024, jobs: 2, sandbox: 'bwrap', outDir: ${JSON.stringify(out)}, warm: false, timeoutRetry: ${JSON.stringify(retry)} });`;
     m = await measured([process.execPath, '--input-type=module', '-e', script]);
   }

@@ -413,7 +413,7 @@ function casesOf(target) {
 async function childMain() {
   const index = await import(DIST('index.js'));
   const { scoreCorpus } = await import(DIST('metrics/metric.js'));
-  const extract = await import(DIST('exec/extract.js'));
+  const extract = await import(DIST('extract/extract.js'));
   const { CodegaugeError } = await import(DIST('errors.js'));
   const shared = new Map();
   const send = (m) => process.send(m);

@@ -54,7 +54,7 @@ export { sbcCheck, type SbcCheckResult } from './sbc/check.js';
 export { decompose, type CodeUnit, type UnitKind } from './code/decompose.js';
 export { DsaJudge, SemanticStorage, type DsaOptions, type StorageUpdate } from './judges/dsa.js';
 export { IceJudge, type IceAspect, type IceOptions } from './judges/ice.js';
-export { judgeSystems, judgeSignature, judgeFailures, type JudgeRunInput, type JudgeModel } from './judges/judge-run.js';
+export { judgeSystems, judgeSignature, judgeFailures, type JudgeRunInput, type JudgeModel } from './api/judge.js';
 export type { Judge, JudgeSample, JudgeContext, JudgeOutcome, GradeReading } from './judges/judge.js';
 export { logprobGrade } from './judges/judge.js';
 export { parseScore, extractJsonObject, locateScore } from './judges/replies.js';

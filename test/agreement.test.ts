@@ -105,6 +105,33 @@ describe('meta --agreement', () => {
     const table = await cli('meta', '--input', path, '--truth', 'passed', '--metric-column', 'judge', '--agreement', '--samples', '0');
     expect(table.out).toContain('best Youden');
     expect(table.out).toContain('Rogan-Gladen');
+    // The threshold is printed rounded (the JSON keeps it exact).
+    const t = youden.metrics[0].agreement.threshold;
+    expect(table.out).toContain(`at threshold ${Number(t.toPrecision(4))} (best Youden)`);
+  });
+  it("a 0-4 judge against 0/1 truth: kappa and alpha of the judge binarised at the stated threshold, not of 0-4 against 0/1", async () => {
+    const passed = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];
+    const judge = [0, 1, 2, 1, 3, 2, 3, 4, 4, 2, 3, 4];
+    const path = jsonl('judge04.jsonl', passed.map((p, i) => ({ passed: p, judge: judge[i] })));
+    const json = JSON.parse((await cli('meta', '--input', path, '--truth', 'passed', '--metric-column', 'judge', '--agreement', '--threshold', '3', '--samples', '0', '--format', 'json')).out);
+    const a = json.metrics[0].agreement;
+    const verdicts = judge.map((g) => (g >= 3 ? 1 : 0));
+    expect(a.kappa_threshold).toBe(3);
+    expect(a.cohen_kappa).toBeCloseTo(cohenKappa(passed, verdicts), 15);
+    expect(a.cohen_kappa).not.toBeCloseTo(cohenKappa(passed, judge), 3); // what the scales mixed up gave
+    expect(a.krippendorff_level).toBe('nominal');
+    expect(a.krippendorff_alpha).toBeCloseTo(krippendorffAlpha(passed.map((p, i) => [p, verdicts[i]]), 'nominal').alpha, 15);
+    const table = await cli('meta', '--input', path, '--truth', 'passed', '--metric-column', 'judge', '--agreement', '--threshold', '3', '--samples', '0');
+    expect(table.out).toContain('agreement of "passed" with judge >= 3  kappa');
+  });
+  it('grades on different scales (1-5 against 0-4): no kappa or alpha, and a note saying why', async () => {
+    const person = [1, 2, 3, 4, 5, 5, 4, 3];
+    const judge = [0, 1, 2, 3, 4, 4, 3, 2];
+    const path = jsonl('scales.jsonl', person.map((p, i) => ({ person: p, judge: judge[i] })));
+    const json = JSON.parse((await cli('meta', '--input', path, '--truth', 'person', '--metric-column', 'judge', '--agreement', '--samples', '0', '--format', 'json')).out);
+    const m = json.metrics[0];
+    expect([m.agreement.cohen_kappa, m.agreement.krippendorff_alpha]).toEqual([null, null]);
+    expect(m.notes).toContain("agreement: the truth's grades run 1 to 5, the metric's 0 to 4: no kappa or alpha across different scales");
   });
   it("a judge's 0-4 grades against a person's: kappa (three weightings) and ordinal alpha", async () => {
     const person = [0, 1, 2, 3, 4, 4, 3, 2, 1, 0, 2, 3];

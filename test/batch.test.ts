@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DsaJudge } from '../src/judges/dsa.js';
 import { IceJudge } from '../src/judges/ice.js';
 import type { Judge } from '../src/judges/judge.js';
-import { judgeSystems } from '../src/judges/judge-run.js';
+import { judgeSystems } from '../src/api/judge.js';
 import { runBatched } from '../src/llm/batch.js';
 import { LlmClient } from '../src/llm/client.js';
 import { parseModelSpec } from '../src/llm/model-spec.js';

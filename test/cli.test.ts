@@ -106,6 +106,18 @@ describe('codegauge score', () => {
   });
 });
 
+describe('help texts say what the commands take', () => {
+  it('score: a model folder is model-dir=DIR; report: exec, eval and run folders', async () => {
+    const score = await cli('score', '--help');
+    expect(score.out).toContain('model-dir=DIR');
+    expect(score.out).not.toContain('model-dir=FILE');
+    const report = await cli('report', '--help');
+    const text = report.out.replace(/\s+/g, ' '); // help wraps lines
+    expect(text).toContain('exec and eval folders');
+    expect(text).toContain('run folders');
+  });
+});
+
 describe('codegauge score: bad input', () => {
   it('different lengths name both files and both counts, exit 2', async () => {
     const refs = file('three.txt', 'a\nb\nc\n');

@@ -7,6 +7,7 @@ import { scoreCorpus } from '../src/metrics/metric.js';
 import { parseMetric } from '../src/metrics/registry.js';
 import { scoreSegments, scoreSystems } from '../src/api/score.js';
 import { UsageError } from '../src/errors.js';
+import { transformersLoadError } from '../src/llm/transformers.js';
 import { writeTinyBert } from './fixtures/tiny-bert.js';
 import { cli, vector } from './helpers.js';
 
@@ -118,6 +119,16 @@ describe('CodeBERTScore model errors are usage errors (exit 2)', () => {
     writeFileSync(join(broken, 'onnx', 'model.onnx'), 'not a model');
     await expect(load(`codebertscore:lang=python,model-dir=${broken}`)).rejects.toThrow(/cannot load the model/);
   }, 60_000);
+  it('a missing or half-installed transformers.js: one line with the command to run', () => {
+    const notFound = (what: string) => Object.assign(new Error(`Cannot find package '${what}' imported from /p/node_modules/x.js`), { code: 'ERR_MODULE_NOT_FOUND' });
+    const missing = transformersLoadError('codebertscore', notFound('@huggingface/transformers'));
+    expect(missing).toBeInstanceOf(UsageError);
+    expect(missing.message).toBe('codebertscore needs the optional package @huggingface/transformers; install it with: ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install @huggingface/transformers@3');
+    // transformers.js present but its runtime missing or broken: not "install transformers.js" again as if absent.
+    const broken = transformersLoadError('codebertscore', notFound('onnxruntime-node'));
+    expect(broken).toBeInstanceOf(UsageError);
+    expect(broken.message).toBe("codebertscore: @huggingface/transformers is installed but does not load (Cannot find package 'onnxruntime-node'); reinstall it with: ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install @huggingface/transformers@3");
+  });
   it('sources=yes without problem statements, and bad spec values', async () => {
     await expect(load(`codebertscore:lang=python,sources=yes,model-dir=${writeTinyBert(bad, { name: 'src' })}`)).rejects.toThrow(/--problems/);
     expect(() => parseMetric('codebertscore:lang=python,measure=f2')).toThrow(/f1\|f3\|p\|r/);

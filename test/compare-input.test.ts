@@ -132,6 +132,24 @@ describe('compare --input on scores', () => {
     expect(nar.systems[1].scores[0].p_value).toBe(ar.systems[1].scores[0].p_value);
   });
 
+  it('paired-ar over few differing items: tables show the smallest attainable p-value, JSON keeps sacrebleu\'s', async () => {
+    const rows = (name: string, bump: number) => file(name, Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: i, s: 50 + (i < bump ? 10 : 0) })).join('\n') + '\n');
+    const a = rows('ar-a.jsonl', 0);
+    for (const [differing, star] of [[7, '*'], [4, ' ']] as const) {
+      const b = rows(`ar-b${differing}.jsonl`, differing);
+      const json = JSON.parse((await cli('compare', '--input', a, '--input', b, '--metric', 's', '--test', 'paired-ar', '--format', 'json')).out);
+      const entry = json.systems[1].scores[0];
+      expect(entry.p_value).toBe(1 / 10001); // every trial ties or falls short of the observed difference
+      expect(entry.p_min).toBe(1 / 2 ** differing);
+      const table = await cli('compare', '--input', a, '--input', b, '--metric', 's', '--test', 'paired-ar');
+      const line = table.out.split('\n').find((l) => l.startsWith(`ar-b${differing}`))!;
+      // 1/128 = 0.0078 is still below 0.05 (a star); 1/16 = 0.0625 is not, whatever the estimate says.
+      expect(line).toContain(`≥${(1 / 2 ** differing).toFixed(4)}${star}`);
+      expect(line).not.toContain('1.0e-4');
+      expect(table.out).toContain(`approximate randomization over ${differing} differing unit(s) has only ${2 ** differing} distinct patterns`);
+    }
+  });
+
   it('judge JSON: segments are the ids, ungraded (null) segments are left out with a warning', async () => {
     const report = (name: string, segments: (number | null)[]) => JSON.stringify({ kind: 'judge', systems: [{ name, scores: [{ metric: 'ice', name: 'ice', score: 0, segments }] }] });
     const segs = Array.from({ length: 35 }, (_, i) => ((i * 7) % 5) * 25);

@@ -118,6 +118,24 @@ describe('CrystalBLEU ignored sets', () => {
     expect(second.signature(1).split('|ignored:')[1].slice(0, 11)).toBe(first.signature(1).split('|ignored:')[1].slice(0, 11));
   });
 
+  it('k on an n-gram file takes its k most frequent n-grams (= k on the same corpus); more than it holds is refused', async () => {
+    const file = join(tmp, 'ngrams-k.json');
+    const written = new CrystalBleu({ k: 50 });
+    scoreCorpus(written, hyps, refs);
+    writeFileSync(file, JSON.stringify(written.ngramsFile()));
+    const direct = new CrystalBleu({ k: 10 });
+    const expected = scoreCorpus(direct, hyps, refs).score;
+    const fromFile = parseMetric(`crystalbleu:ngrams=${file},k=10`) as CrystalBleu;
+    expect(scoreCorpus(fromFile, hyps, refs).score).toBe(expected);
+    expect(scoreCorpus(parseMetric(`crystalbleu:ngrams=${file}`), hyps, refs).score).not.toBe(expected); // all 50 ignored
+    expect(fromFile.ignoredNgrams()).toEqual(c.ignored.slice(0, 10));
+    expect(fromFile.signature(1)).toContain('|k:10|corpus:ngrams-file|ignored:10@');
+    // Without k the signature names the file's k, not the default 500.
+    const all = parseMetric(`crystalbleu:ngrams=${file}`) as CrystalBleu;
+    expect(all.signature(1)).toContain('|k:50|corpus:ngrams-file|ignored:50@');
+    await expect(parseMetric(`crystalbleu:ngrams=${file},k=100`).ready!()).rejects.toThrow(`crystalbleu: k=100, but ${file} holds only the 50 most frequent n-grams (written with k=50); write it again with k >= 100, or leave k out`);
+  });
+
   it('scoreSystems counts the references first (fitReferences), then scores in one pass', async () => {
     const report = await scoreSystems({ references: refs, systems: [{ name: 'a', hypotheses: hyps }], metrics: ['crystalbleu:k=50'] });
     expect(close(report.systems[0].scores[0].score / 100, c.corpus_bleu)).toBe(true);
@@ -152,7 +170,7 @@ describe('CrystalBLEU ignored sets', () => {
         writeFileSync(bad, '{"kind": "other"}');
         await expect(parseMetric(`crystalbleu:ngrams=${bad}`).ready!()).rejects.toThrow(/not a crystalbleu n-gram file/);
         const ws = join(tmp, 'ws.json');
-        writeFileSync(ws, JSON.stringify({ ...new CrystalBleu({ k: 3, tokenize: 'ws', ngrams: [['a']] }).ngramsFile() }));
+        writeFileSync(ws, JSON.stringify({ ...new CrystalBleu({ tokenize: 'ws', ngrams: [['a']] }).ngramsFile() }));
         await expect(parseMetric(`crystalbleu:ngrams=${ws},tok=code`).ready!()).rejects.toThrow(/tok=ws/);
       })(),
     ]);

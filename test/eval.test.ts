@@ -233,6 +233,31 @@ describe.skipIf(!hasBwrap)('codegauge eval: generate, extract, execute, pass@k, 
     expect(existsSync(join(out, 'eval.json'))).toBe(true);
   });
 
+  it('--judge against replies with no grade: exit 1, one line naming the failures, and the failures in eval.json', async () => {
+    const ungraded = await startFakeLlmServer({
+      reply: (body) => {
+        const text: string = body.messages.map((m: { content: string }) => m.content).join('\n');
+        const p = chosen.find((c) => text.includes(`def ${c.entryPoint}(`))!;
+        // The coder answers; the judge only ever restates code, with no grade in any form.
+        return text.startsWith('Complete the following') ? `\`\`\`python\n${p.prompt}${p.canonicalSolution}\n\`\`\`` : '```python\nreturn 1\n```';
+      },
+    });
+    try {
+      const out = join(dir, 'ungraded');
+      const r = await cli('eval', '--problems', problemsPath, '--model', 'openai:coder', '--base-url', ungraded.url, '--api-key', 'k', '--cache-file', join(dir, 'ungraded.sqlite'), '--n', '1', '--limit', '2', '--judge', 'dsa-simple', '--judge', 'ice', '--out', out);
+      expect(r.code).toBe(1);
+      const lines = r.err.split('\n').filter((l) => l.startsWith('codegauge:'));
+      expect(lines).toEqual([`codegauge: the judge failed on 2 of 2 sample(s) (dsa-simple), 2 of 2 sample(s) (ice); they are null in ${out}/table.jsonl and left out of the means (see "errors" in eval.json)`]);
+      const report = JSON.parse(readFileSync(join(out, 'eval.json'), 'utf8'));
+      expect(report.scores.map((s: any) => [s.column, s.mean, s.failures, s.errors.length])).toEqual([['dsa-simple', null, 2, 2], ['ice', null, 2, 2]]);
+      expect(report.scores[1].errors[0]).toMatch(/^segment 1: /);
+      const table = readFileSync(join(out, 'table.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(table.map((t) => [t['dsa-simple'], t.ice])).toEqual([[null, null], [null, null]]);
+    } finally {
+      await ungraded.close();
+    }
+  });
+
   it('a server that fails mid-run: exit 1, what was answered is kept, the rerun asks only for the rest', async () => {
     let failing = true;
     const flaky = await startFakeLlmServer({
@@ -249,6 +274,7 @@ describe.skipIf(!hasBwrap)('codegauge eval: generate, extract, execute, pass@k, 
       const first = await run();
       expect(first.code).toBe(1);
       expect(first.err).toMatch(/500|boom/);
+      expect(first.err).toContain('warning: --n 2 at --temperature 0: the samples of a problem differ only by their seed');
       expect(readFileSync(join(out, 'generations.jsonl'), 'utf8').trim().split('\n')).toHaveLength(6);
       failing = false;
       const before = flaky.requests.length;

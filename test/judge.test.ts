@@ -72,6 +72,16 @@ describe('reading judge replies', () => {
     expect(parseScore('4')).toBe(4);
     expect(parseScore('Score: 7')).toBeNull();
     expect(parseScore('N/A (No code snippet provided)')).toBeNull();
+    // A grade in a sentence; "2 out of 4" is 2, not the 4 that ends it.
+    expect(parseScore('3. Based on step 2, the usefulness score for this code snippet is 1. It is easier to write it from scratch.', { aspect: 'Usefulness' })).toBe(1);
+    expect(parseScore('Therefore, I would rate the usefulness of this code snippet as 2 out of 4.', { aspect: 'Usefulness' })).toBe(2);
+    expect(parseScore('The code snippet is very helpful and scores a 3 for usefulness.', { aspect: 'Usefulness' })).toBe(3);
+    // The last standalone number only for a short reply; never from code: no grade is a failure, not a low grade.
+    expect(parseScore('I would give it a 3.')).toBe(3);
+    expect(parseScore('```python\ndef f(x):\n    return x + 1\n```')).toBeNull();
+    expect(parseScore('```python\nscore = 1\n```')).toBeNull();
+    expect(parseScore('1. The problem asks for a sum.\n2. The snippet loops over 3 lists.\n3. Usefulness: N/A', { aspect: 'Usefulness' })).toBeNull();
+    expect(parseScore('The function handles the 2 edge cases the problem lists, and it returns early when the input is empty.')).toBeNull();
   });
 });
 
@@ -119,11 +129,13 @@ describe('ICE-Score GPT-3.5 rows from the recorded replies (CoNaLa)', () => {
         metric: MODELS.map((m) => {
           const grade = parseScore(replies[position[i]][`gpt3.5-${m}`], { aspect: 'Usefulness' });
           if (grade === null) unreadable++;
-          // ICE-Score counted the four "N/A (no code snippet)" replies as 0; codegauge's judge reports them as failures.
+          // ICE-Score counted the "N/A" replies as 0; codegauge's judge reports them as failures.
           return grade ?? 0;
         }),
       }));
-      expect(unreadable).toBe(file === 'no_step_with_ref' ? 4 : 0);
+      // The four "N/A (no code snippet)" replies of no_step_with_ref, and one "Usefulness: N/A" after numbered steps
+      // in each with-step file (whose last number, a step number, an earlier parser took for the grade).
+      expect(unreadable).toBe({ no_step_with_ref: 4, no_step_no_ref: 0, with_step_with_ref: 1, with_step_no_ref: 1 }[file]);
       const ex = exampleCorrelation(groups);
       const co = corpusCorrelation(groups.flatMap((g) => g.truth), groups.flatMap((g) => g.metric));
       [ex.kendall_b.tau, ex.pearson.r, ex.spearman.r].forEach((x, k) => expect(Math.abs(x - example[k])).toBeLessThan(0.005));
@@ -216,6 +228,9 @@ describe('codegauge judge', () => {
     const before = s.requests.length;
     expect((await cli(...args)).code).toBe(0);
     expect(s.requests.length).toBe(before);
+    // The table names the judge once before its signature (sacrebleu's name|signature), not `dsa: dsa|dsa|model:...`.
+    const table = await cli(...args.filter((a) => a !== '--format' && a !== 'json'));
+    expect(table.out).toMatch(/^dsa: dsa\|model:openai:judge\|temp:0\|/m);
   });
 
   it('dsa-simple analyses each program in one step', async () => {

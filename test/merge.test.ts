@@ -52,8 +52,9 @@ describe('run --shard and merge', () => {
     for (const e of expected) {
       const g = got.find((x: any) => x.kind === e.kind && x.system === e.system && x.metric === e.metric);
       expect(g.signature).toBe(e.signature);
-      // ids and values, in the unsharded order (exec ids are sorted by name in both)
-      const pairs = (x: any) => x.ids.map((id: string, i: number) => `${id}=${x.values[i]}`).sort();
+      // ids, values and (metrics) each segment's statistics, in the unsharded order (exec ids are sorted by name in both)
+      const pairs = (x: any) => x.ids.map((id: string, i: number) => `${id}=${x.values[i]}${x.segment_statistics ? JSON.stringify(x.segment_statistics[i]) : ''}`).sort();
+      expect(Boolean(g.segment_statistics)).toBe(e.kind === 'metric');
       expect(pairs(g)).toEqual(pairs(e));
     }
   });

@@ -17,8 +17,8 @@ const run: RunResult = {
   out: 'codegauge-results',
   shard: null,
   scores: [
-    { kind: 'metric', system: 'codex', metric: 'chrf', score: 41.11, ci: [39.5, 42.7], signature: 'chrF2|nrefs:var' },
-    { kind: 'exec', system: 'canonical', metric: 'pass@1', score: 50, ci: null, signature: 'exec|runner' },
+    { kind: 'metric', system: 'codex', metric: 'chrf', aggregation: 'corpus', score: 41.11, ci: [39.5, 42.7], signature: 'chrF2|nrefs:var' },
+    { kind: 'exec', system: 'canonical', metric: 'pass@1', aggregation: 'mean', score: 50, ci: null, signature: 'exec|runner' },
   ],
   exec: {
     ran: 2,
@@ -33,9 +33,9 @@ const run: RunResult = {
     name: 'main',
     created: '2026-01-01T00:00:00.000Z',
     comparisons: [
-      { kind: 'metric', system: 'codex', metric: 'chrf', baseline_score: 44, score: 41.11, diff: -2.89, ci: [-4, -1.8], p_value: 0.001, delta: 1, status: 'failed', reason: 'codex chrf is worse than baseline "main" by more than 1: difference -2.89, 95% CI [-4.00, -1.80]' },
-      { kind: 'exec', system: 'canonical', metric: 'passed', baseline_score: 50, score: 50, diff: 0, ci: [0, 0], p_value: 1, delta: 0, status: 'passed', reason: 'not worse' },
-      { kind: 'judge', system: 'codex', metric: 'dsa@openai:j', baseline_score: null, score: 70, diff: null, ci: null, p_value: null, delta: null, status: 'not-comparable', reason: 'signatures differ' },
+      { kind: 'metric', system: 'codex', metric: 'chrf', aggregation: 'corpus', baseline_score: 44, score: 41.11, diff: -2.89, ci: [-4, -1.8], p_value: 0.001, delta: 1, status: 'failed', reason: 'codex chrf is worse than baseline "main" by more than 1: difference -2.89, 95% CI [-4.00, -1.80]' },
+      { kind: 'exec', system: 'canonical', metric: 'passed', aggregation: 'mean', baseline_score: 50, score: 50, diff: 0, ci: [0, 0], p_value: 1, delta: 0, status: 'passed', reason: 'not worse' },
+      { kind: 'judge', system: 'codex', metric: 'dsa@openai:j', aggregation: 'mean', baseline_score: null, score: 70, diff: null, ci: null, p_value: null, delta: null, status: 'not-comparable', reason: 'signatures differ' },
     ],
   },
   saved_baseline: null,
@@ -62,8 +62,8 @@ describe('JUnit XML', () => {
 describe('GitHub step summary', () => {
   it('a Markdown table of scores with CIs and the gates', () => {
     const md = markdownSummary(run);
-    expect(md).toContain('| codex | chrf | 41.11 | 39.50 – 42.70 |');
-    expect(md).toContain('| codex | chrf | 44.00 | 41.11 | -2.89 | -4.00 – -1.80 | ❌ failed (Δ 1) |');
+    expect(md).toContain('| codex | chrf | corpus | 41.11 | 39.50 – 42.70 |');
+    expect(md).toContain('| codex | chrf | corpus | 44.00 | 41.11 | -2.89 | -4.00 – -1.80 | ❌ failed (Δ 1) |');
     expect(md).toContain('⚠️ not comparable');
     expect(md).toContain('- codex chrf is worse than baseline "main"');
   });

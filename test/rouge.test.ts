@@ -273,14 +273,25 @@ describe('LCS without n*m tables (issue 10)', () => {
   });
 
   it('alignments, unions and LCS lengths past the work bound are a WorkBoundError (an input error), in bounded time', () => {
-    const long = Array.from({ length: 120_000 }, (_, i) => `t${i % 7}`);
+    const long = Array.from({ length: 430_000 }, (_, i) => `t${i % 7}`);
     expect(alignmentSteps(long.length, long.length)).toBeGreaterThan(MAX_LCS_WORD_STEPS);
     expect(() => lcsIndices(long, long)).toThrow(WorkBoundError);
-    // 2^26 sentence pairs: refused before any alignment
-    const lines = Array.from({ length: 9000 }, () => ['x']);
-    expect(() => rougeLsum(lines, lines)).toThrow(/union LCS of 9000 x 9000 sentences .* exceeds the bound/);
+    // 1.6e9 sentence pairs: refused before any alignment
+    const lines = Array.from({ length: 40_000 }, () => ['x']);
+    expect(() => rougeLsum(lines, lines)).toThrow(/union LCS of 40000 x 40000 sentences .* exceeds the bound of 2\^34 steps/);
     // 3,000 one-token lines each side pass: each line matches one of the other side
     const fewer = lines.slice(0, 3000);
     expect(rougeLsum(fewer, fewer).recall).toBe(1);
+  });
+
+  it('the bound is the caller\'s (score --max-work): the same segment refused under a lower one, exact under a higher one', () => {
+    const a = Array.from({ length: 20_000 }, (_, i) => `t${(i * 7) % 5}`);
+    const b = Array.from({ length: 20_000 }, (_, i) => `t${(i * 3) % 5}`);
+    const exact = rougeL(a, b);
+    expect(() => rougeL(a, b, 2 ** 20)).toThrow(/an LCS of \d+ x \d+ tokens exceeds the bound of 2\^20 word steps \(split such long lines, or raise it with --max-work\)/);
+    expect(rougeL(a, b, 2 ** 24)).toEqual(exact);
+    const lines = Array.from({ length: 1000 }, () => ['x']);
+    expect(() => rougeLsum(lines, lines, 2 ** 20)).toThrow(WorkBoundError);
+    expect(() => new Rouge('rougeL', { maxWork: 2 ** 20 }).scoreSegment(a.join(' '), new Rouge('rougeL').prepareReferences([b.join(' ')]))).toThrow(WorkBoundError);
   });
 });

@@ -6,7 +6,7 @@ import { shardOfId } from '../src/config/shard.js';
 import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
 import { startFakeLlmServer, type FakeServer } from './fixtures/fake-llm-server.js';
 import { scriptedReply } from './fixtures/scripted-coder.js';
-import { cli } from './helpers.js';
+import { cli, ROOT } from './helpers.js';
 
 /** `codegauge init && codegauge run` on the bundled data, offline: every result file, resume, baselines and gates end to end. */
 let dir: string;
@@ -23,6 +23,8 @@ describe('codegauge init && codegauge run', () => {
     const text = readFileSync(config, 'utf8');
     expect(text).toContain('bundled:conala/refs.jsonl');
     expect(text).toMatch(/^# judges:/m); // the LLM part is there, commented out
+    // auto never falls back to unisolated processes on Linux: it stops and names bubblewrap (resolveSandboxMode).
+    expect(text).toContain('sandbox: auto            # bubblewrap; on Linux without it, an error saying what to install (process: limits only, no isolation)');
     const again = await cli('init', '--config', config);
     expect(again.code).toBe(2);
     expect(again.err).toContain('exists; use --force');
@@ -40,12 +42,24 @@ describe('codegauge init && codegauge run', () => {
     expect(chrf.score).toBeCloseTo(41.11, 1); // the README's table
     expect(chrf.ci[0]).toBeLessThan(chrf.score);
     expect(run.scores.find((s: any) => s.metric === 'pass@1').score).toBe(100); // canonical solutions pass
+    // The README's example of an exec signature has the real one's fields and units (timeout 3 s, 1024 MB here).
+    const example = /Signature: `(exec\|[^`]+)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1];
+    const fields = (sig: string) => sig.split('|').map((f) => (/^(runner|sandbox|problems|version):/.test(f) ? f.split(':')[0] : f));
+    expect(fields(example)).toEqual(fields(run.scores.find((s: any) => s.metric === 'pass@1').signature));
     const score = JSON.parse(readFileSync(join(out, 'score.json'), 'utf8'));
     expect(score.kind).toBe('score');
     // `report` on the run folder reads all of its results at once.
     const report = await cli('report', out, '--out', join(dir, 'folder-report.html'));
     expect(report.code, report.err).toBe(0);
     expect(report.out).toContain('(score, compare, exec)');
+    // One report builder: run's own report.html is what `report` builds from the folder, execution and score CIs included.
+    const again = await cli('report', out, '--out', join(out, 'again.html'), '--title', 'codegauge starter run');
+    expect(again.code, again.err).toBe(0);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(readFileSync(join(out, 'again.html'), 'utf8') === html).toBe(true);
+    expect(html).toContain('<h2>Execution <small>exec/summary.json</small></h2>');
+    const [lo, hi] = chrf.ci.map((x: number) => x.toFixed(2));
+    expect(html).toContain(`<td>${chrf.score.toFixed(2)} [${lo}, ${hi}]</td>`);
     expect(JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')).kind).toBe('compare');
     const second = JSON.parse((await cli('run', '--config', config, '--format', 'json')).out);
     expect(second.exec).toMatchObject({ ran: 0, reused: 10 });
@@ -62,6 +76,12 @@ describe('codegauge init && codegauge run', () => {
     expect(same.code).toBe(0);
     const sameRun = JSON.parse(same.out);
     expect(sameRun.baseline.comparisons.every((c: any) => c.status === 'passed')).toBe(true);
+    // The gate compares the numbers the table shows: BLEU's corpus score (12.37 for baseline), not its sentence mean.
+    for (const c of sameRun.baseline.comparisons) {
+      const shown = sameRun.scores.find((s: any) => s.system === c.system && s.metric === (c.kind === 'exec' ? 'pass@1' : c.metric));
+      expect([c.aggregation, c.score, c.baseline_score]).toEqual([shown.aggregation, shown.score, shown.score]);
+    }
+    expect(sameRun.baseline.comparisons.find((c: any) => c.system === 'baseline' && c.metric === 'bleu:tok=code').score.toFixed(2)).toBe('12.37');
     expect(readFileSync(junit, 'utf8')).toContain('<testsuite name="codegauge gates"');
     expect(readFileSync(summary, 'utf8')).toContain('| codex | chrf |');
     // codex now answers with the baseline system's outputs: a large, significant regression.
@@ -69,10 +89,10 @@ describe('codegauge init && codegauge run', () => {
     writeFileSync(worse, readFileSync(config, 'utf8').replace('codex: bundled:conala/codex.jsonl', 'codex: bundled:conala/baseline.jsonl'));
     const tripped = await cli('run', '--config', worse, '--store', store, '--baseline', 'main', '--fail-if-worse', '0.5', '--junit', junit);
     expect(tripped.code).toBe(1);
-    expect(tripped.err).toMatch(/gate failed: codex chrf is worse than baseline "main" by more than 1: difference -\d+\.\d+, 95% CI \[-\d+\.\d+, -\d+\.\d+\]/);
-    expect(tripped.err).toMatch(/gate failed: codex bleu:tok=code is worse than baseline "main" by more than 0\.5/);
+    expect(tripped.err).toMatch(/gate failed: codex chrf \(corpus\) is worse than baseline "main" by more than 1: difference -\d+\.\d+, 95% CI \[-\d+\.\d+, -\d+\.\d+\]/);
+    expect(tripped.err).toMatch(/gate failed: codex bleu:tok=code \(corpus\) is worse than baseline "main" by more than 0\.5/);
     const xml = readFileSync(junit, 'utf8');
-    expect(xml).toMatch(/<failure message="codex chrf is worse than baseline/);
+    expect(xml).toMatch(/<failure message="codex chrf \(corpus\) is worse than baseline/);
   });
 
   it('a run on other references says the baseline is not comparable', async () => {
@@ -102,7 +122,7 @@ describe('codegauge init && codegauge run', () => {
       const r = await cli('run');
       expect(r.err).not.toContain('error');
       expect(r.code).toBe(0);
-      expect(r.out).toMatch(/codex\s+chrf\s+41\.11/);
+      expect(r.out).toMatch(/codex\s+chrf\s+corpus\s+41\.11/);
       expect(existsSync(join(here, 'codegauge-results', 'report.html'))).toBe(true);
     } finally {
       process.chdir(cwd);
@@ -210,7 +230,7 @@ ${extra}`;
     writeFileSync(worse, configText('openai:worse'));
     const tripped = await cli('run', '--config', worse, '--baseline', 'gen');
     expect(tripped.code).toBe(1);
-    expect(tripped.err).toMatch(/gate failed: coder passed is worse than baseline "gen" by more than 0/);
+    expect(tripped.err).toMatch(/gate failed: coder passed \(mean\) is worse than baseline "gen" by more than 0/);
   });
 
   it('a server that fails: exit 1 with one line; what was answered is kept and the rerun asks only for the rest', async () => {

@@ -13,6 +13,10 @@ export interface AggregateReport {
   skills: Record<string, number> | null;
 }
 
+/** Ids in natural order: 0, 1, 2, 10 (not 0, 1, 10, 2), and `HumanEval/2` before `HumanEval/10`. */
+const natural = new Intl.Collator('en', { numeric: true });
+export const naturalOrder = (a: string, b: string): number => natural.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+
 export function aggregateTable(table: Table, path: string, options: { task: string; worker: string; label: string; method: 'mmsr' | 'mean' }): AggregateReport {
   const labels = numericColumn(table, options.label);
   const tasks = stringColumn(table, options.task);
@@ -24,7 +28,7 @@ export function aggregateTable(table: Table, path: string, options: { task: stri
     kind: 'aggregate',
     version: VERSION,
     method: options.method,
-    items: [...result.labels].map(([task, label]) => ({ task, label })),
+    items: [...result.labels].map(([task, label]) => ({ task, label })).sort((a, b) => naturalOrder(String(a.task), String(b.task))),
     skills: result.skills ? Object.fromEntries(result.skills) : null,
   };
 }

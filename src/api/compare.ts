@@ -27,6 +27,16 @@ export interface ComparisonScore {
   signature: string;
   /** Every hypothesis equals the baseline's: no difference to test, whatever the p-value says. */
   identical?: boolean;
+  /**
+   * Approximate randomization over d differing segments, 2^d < trials: the smallest p-value its 2^d patterns can
+   * give (1/2^d). `p_value` stays sacrebleu's estimate (parity); tables show neither a value nor a star below this.
+   */
+  p_min?: number;
+}
+
+/** The smallest p-value approximate randomization can give over `differing` units, when it binds (2^d < trials). */
+export function arPMin(differing: number, samples: number): number | undefined {
+  return differing > 0 && differing < 30 && 2 ** differing < samples ? 1 / 2 ** differing : undefined;
 }
 
 export interface ComparisonReport {
@@ -47,8 +57,8 @@ export const FEW_SEGMENTS = 30;
 function sampleWarnings(name: string, differing: number, n: number, test: PairedTestKind, samples: number): string[] {
   const out: string[] = [];
   if (differing === 0) return out;
-  if (test === 'ar' && differing < 30 && 2 ** differing < samples) {
-    out.push(`${name}: approximate randomization over ${differing} differing segment(s) has only ${2 ** differing} distinct patterns; a p-value below ${(1 / 2 ** differing).toPrecision(2)} means nothing`);
+  if (test === 'ar' && arPMin(differing, samples) !== undefined) {
+    out.push(`${name}: approximate randomization over ${differing} differing segment(s) has only ${2 ** differing} distinct patterns; a p-value below ${(1 / 2 ** differing).toPrecision(2)} means nothing, so tables show that value instead`);
   } else if (n < FEW_SEGMENTS) {
     out.push(`${name}: only ${n} segments; a paired test on so few is rough, read its p-value with care`);
   }
@@ -112,6 +122,8 @@ export async function compareSystems(input: {
           : approximateRandomizationTest(metric, matrices[0], matrices[s], scores[0], scores[s], selections!, samples);
       const entry: ComparisonScore = { metric: metric.spec, name: metric.name, score: scores[s], mean: result.mean, ci: result.ci, p_value: result.pValue, signature };
       if (differing[s] === 0) entry.identical = true;
+      const pMin = input.test === 'ar' ? arPMin(differing[s], samples) : undefined;
+      if (pMin !== undefined) entry.p_min = pMin;
       report.systems[s].scores.push(entry);
     }
   });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { scoreSystems } from './score.js';
 import { UsageError, writing } from '../errors.js';
 import type { Judge, JudgeContext } from '../judges/judge.js';
-import { judgeSystems } from '../judges/judge-run.js';
+import { judgeSystems } from '../api/judge.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { VERSION } from '../version.js';
@@ -80,8 +80,8 @@ export interface EvalReport {
   temperature: number;
   problems: number;
   exec: ExecSummary;
-  /** Mean of each metric and judge column over the samples it scored (0-100). */
-  scores: { column: string; mean: number | null; signature: string }[];
+  /** Mean of each metric and judge column over the samples it scored (0-100); a judge's failures as `judge` lists them. */
+  scores: { column: string; mean: number | null; signature: string; failures?: number; errors?: string[] }[];
   generation: { requests: number; cache_hits: number; reused: number };
   files: { generations: string; samples: string; results: string; summary: string; table?: string };
 }
@@ -184,7 +184,13 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
           language: problems[0].language,
           onProgress: options.onProgress?.('judge'),
         });
-        for (const s of report.systems[0].scores) put(options.judges.length > 1 || report.systems[0].scores.length > 1 ? `${j.column}:${s.metric}` : j.column, s.segments, s.signature, s.score);
+        for (const s of report.systems[0].scores) {
+          // A judge's column is its method; `method:entry` only for a judge with several entries (an ensemble).
+          put(report.systems[0].scores.length > 1 ? `${j.column}:${s.metric}` : j.column, s.segments, s.signature, s.score);
+          // Samples the judge could not grade: counted and listed, as `judge` reports them (the CLI exits 1).
+          const errors = (s as { errors?: string[] }).errors;
+          if (s.details?.failures) Object.assign(scores[scores.length - 1], { failures: s.details.failures, ...(errors ? { errors } : {}) });
+        }
       }
     }
   }

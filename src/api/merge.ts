@@ -133,12 +133,15 @@ export function mergeShards(dirs: readonly string[], options: { out?: string } =
       holders.set(key, (holders.get(key) ?? 0) + 1);
       if (r.kind === 'metric') addSums(key, r);
       if (!m) {
-        merged.set(key, { ...r, ids: [...r.ids], values: [...r.values] });
+        merged.set(key, { ...r, ids: [...r.ids], values: [...r.values], ...(r.segment_statistics ? { segment_statistics: [...r.segment_statistics] } : {}) });
         continue;
       }
       if (m.signature !== r.signature) throw new InputError(`${r.system} ${r.metric}: signatures differ between shards, so they are not one run: ${m.signature} vs ${r.signature}`, s.dir);
       m.ids.push(...r.ids);
       m.values.push(...r.values);
+      // Segment statistics (for corpus-level baseline gates) only when every shard has them.
+      if (m.segment_statistics && r.segment_statistics) m.segment_statistics.push(...r.segment_statistics);
+      else delete m.segment_statistics;
     }
   }
   const missing: string[] = [];
@@ -164,7 +167,14 @@ export function mergeShards(dirs: readonly string[], options: { out?: string } =
     const total = sums.get(itemKey(r));
     // A language that matters is in the metric's signature, which the shards share.
     const statistics: ItemStatistics | undefined = total ? { sums: total.state(), ...(r.statistics?.lang ? { lang: r.statistics.lang } : {}) } : undefined;
-    return { ...rest, ids: order.map((i) => r.ids[i]), values: order.map((i) => r.values[i]), ...(statistics ? { statistics } : {}) };
+    const rows = r.segment_statistics;
+    return {
+      ...rest,
+      ids: order.map((i) => r.ids[i]),
+      values: order.map((i) => r.values[i]),
+      ...(rows ? { segment_statistics: order.map((i) => rows[i]) } : {}),
+      ...(statistics ? { statistics } : {}),
+    };
   });
   const scores = items.map((r): MergeScore => {
     const base = { kind: r.kind, system: r.system, metric: r.metric, n: r.ids.length };

@@ -32,8 +32,11 @@ export interface MetaReport {
 /**
  * `meta --agreement`, per metric; keys that do not apply are null.
  * - Cohen's kappa (unweighted, linear, quadratic; scikit-learn's definition) and Krippendorff's alpha between the
- *   truth and the metric as two raters: when both are integer grades (a judge's 0-4 against a person's 0-4);
- *   alpha at the nominal level for two grades, ordinal for more.
+ *   truth and the metric as two raters: when both are integer grades on one scale (a judge's 0-4 against a
+ *   person's 0-4); alpha at the nominal level for two grades, ordinal for more. Against a 0/1 truth, integer grades
+ *   of a wider scale (a 0-4 judge) are first binarised at the pass threshold below (`kappa_threshold` says so);
+ *   other grades on different scales (1-5 against 0-4) get none, and `scale_note` says why: agreement between
+ *   raters on different scales is no agreement at all.
  * - With a 0/1 truth: the AUROC of the metric (bootstrap 95% CI over rows), the confusion matrix where
  *   `metric >= threshold` predicts a pass, at the given threshold or at the best Youden threshold, and its rates;
  *   and the metric's pass rate over every row that has a metric value (labelled or not) corrected by that
@@ -44,6 +47,10 @@ export interface Agreement {
   cohen_kappa: number | null;
   kappa_linear: number | null;
   kappa_quadratic: number | null;
+  /** Kappa and alpha compare the 0/1 truth with `metric >= kappa_threshold` (a wider integer scale binarised). */
+  kappa_threshold: number | null;
+  /** Why there is no kappa for integer grades: their scales differ. */
+  scale_note: string | null;
   krippendorff_alpha: number | null;
   krippendorff_level: AlphaLevel | null;
   auroc: { value: number | null; ci: [number, number] | null } | null;
@@ -67,6 +74,8 @@ export function agreementOf(truth: number[], values: number[], all: number[], op
     cohen_kappa: null,
     kappa_linear: null,
     kappa_quadratic: null,
+    kappa_threshold: null,
+    scale_note: null,
     krippendorff_alpha: null,
     krippendorff_level: null,
     auroc: null,
@@ -78,18 +87,31 @@ export function agreementOf(truth: number[], values: number[], all: number[], op
     f1: null,
     corrected_pass_rate: null,
   };
+  // The pass threshold of the metric: the one given, else the best Youden one (0/1 truth only).
+  const threshold = binary ? options.threshold ?? youdenThreshold(truth, values) : null;
   if (grades) {
-    out.cohen_kappa = finite(cohenKappa(truth, values, 'none'));
-    out.kappa_linear = finite(cohenKappa(truth, values, 'linear'));
-    out.kappa_quadratic = finite(cohenKappa(truth, values, 'quadratic'));
-    const level: AlphaLevel = new Set([...truth, ...values]).size <= 2 ? 'nominal' : 'ordinal';
-    out.krippendorff_alpha = finite(krippendorffAlpha(truth.map((t, i) => [t, values[i]]), level).alpha);
-    out.krippendorff_level = level;
+    const range = (xs: number[]) => [Math.min(...xs), Math.max(...xs)];
+    const [tLo, tHi] = range(truth);
+    const [vLo, vHi] = range(values);
+    let rater = values;
+    if (binary && (vLo < 0 || vHi > 1)) {
+      rater = values.map((v) => (v >= threshold! ? 1 : 0));
+      out.kappa_threshold = threshold;
+    } else if (tLo !== vLo || tHi !== vHi) {
+      out.scale_note = `the truth's grades run ${tLo} to ${tHi}, the metric's ${vLo} to ${vHi}: no kappa or alpha across different scales`;
+    }
+    if (out.scale_note === null) {
+      out.cohen_kappa = finite(cohenKappa(truth, rater, 'none'));
+      out.kappa_linear = finite(cohenKappa(truth, rater, 'linear'));
+      out.kappa_quadratic = finite(cohenKappa(truth, rater, 'quadratic'));
+      const level: AlphaLevel = new Set([...truth, ...rater]).size <= 2 ? 'nominal' : 'ordinal';
+      out.krippendorff_alpha = finite(krippendorffAlpha(truth.map((t, i) => [t, rater[i]]), level).alpha);
+      out.krippendorff_level = level;
+    }
   }
-  if (binary) {
+  if (binary && threshold !== null) {
     const auc = aurocWithCi(truth, values, options.samples ?? 1000, options.seed ?? 12345);
     out.auroc = { value: finite(auc.value), ci: auc.ci };
-    const threshold = options.threshold ?? youdenThreshold(truth, values);
     const confusion = confusionAt(truth, values, threshold);
     Object.assign(out, { threshold, confusion, ...confusionRates(confusion) });
     if (out.sensitivity !== null && out.specificity !== null) {
@@ -221,7 +243,8 @@ export function metaEvaluate(input: {
     if (input.agreement) {
       const all = m.values.filter((v): v is number => v !== null);
       entry.agreement = agreementOf(truth, values, all, { threshold: input.agreement.threshold, samples: input.samples, seed: input.seed });
-      if (entry.agreement.krippendorff_level === null && entry.agreement.auroc === null) {
+      if (entry.agreement.scale_note) notes.push(`agreement: ${entry.agreement.scale_note}`);
+      else if (entry.agreement.krippendorff_level === null && entry.agreement.auroc === null) {
         notes.push(`agreement: "${input.truthName}" is neither 0/1 nor, with "${m.name}", integer grades, so no kappa, AUROC or confusion applies`);
       }
     }

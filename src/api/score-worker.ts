@@ -18,7 +18,7 @@ const describe = (e: unknown) => {
 };
 try {
   // Only the modules of the metrics named (see specs.ts): a thread's start-up is part of a parallel run's time.
-  const metrics = await readyMetrics(await loadMetrics(task.specs, { language: task.language }));
+  const metrics = await readyMetrics(await loadMetrics(task.specs, { language: task.language, maxWork: task.maxWork }));
   fitOnFiles(metrics, task.refPaths, task.hypPaths);
   const windows = segmentWindows([...task.refPaths, ...task.hypPaths], task.starts);
   let pending = 0;

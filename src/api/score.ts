@@ -231,6 +231,8 @@ export interface WorkerTask {
   systems: string[];
   specs: string[];
   language?: string;
+  /** ROUGE-L/Lsum's work bound per segment (`--max-work`). */
+  maxWork?: number;
   options: ScoreOptions;
   /** Byte offsets in the first reference file where the windows of lines start (see `segmentWindows`). */
   starts: number[];
@@ -324,6 +326,8 @@ export async function scoreFiles(input: {
   systems: string[];
   specs: string[];
   language?: string;
+  /** ROUGE-L/Lsum's work bound per segment, in LCS word steps (`--max-work`; default 2^34). */
+  maxWork?: number;
   workers: number;
   /** Inputs smaller than this many bytes are scored on one thread (default PARALLEL_MIN_BYTES). */
   parallelMinBytes?: number;
@@ -351,9 +355,9 @@ export async function scoreFiles(input: {
   const threads: ReturnType<typeof startWorker>[] = [];
   try {
     for (let i = 0; claims && i < Math.min(input.workers, windows) - 1; i++) {
-      threads.push(startWorker({ refPaths: input.refPaths, hypPaths: input.hypPaths, systems: input.systems, specs: input.specs, language: input.language, options, starts, shared: claims.shared, id: i + 2 }, claims));
+      threads.push(startWorker({ refPaths: input.refPaths, hypPaths: input.hypPaths, systems: input.systems, specs: input.specs, language: input.language, maxWork: input.maxWork, options, starts, shared: claims.shared, id: i + 2 }, claims));
     }
-    const parsed = await loadMetrics(input.specs, { language: input.language });
+    const parsed = await loadMetrics(input.specs, { language: input.language, maxWork: input.maxWork });
     input.onMetrics?.(parsed); // before loading, so a caller can attach progress reporters
     const metrics = await readyMetrics(parsed);
     fitOnFiles(metrics, input.refPaths, input.hypPaths);

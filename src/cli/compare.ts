@@ -5,7 +5,7 @@ import { loadMetrics } from '../metrics/specs.js';
 import type { Adjustment } from '../stats/intervals.js';
 import { formatComparisonTable, formatInputComparisonTable } from './format.js';
 import { exitRequest, type CliIo } from './io.js';
-import { collect, formatOption, integerIn, numberIn, onlyWith } from './options.js';
+import { collect, formatOption, integerIn, numberIn, onlyWith, workSteps } from './options.js';
 import { inferLanguage, readSystems } from './systems.js';
 
 interface CompareCliOptions {
@@ -24,6 +24,7 @@ interface CompareCliOptions {
   samples?: number;
   seed: number;
   lang?: string;
+  maxWork?: number;
   format: 'table' | 'json';
 }
 
@@ -52,6 +53,7 @@ export function addCompareCommand(program: Command, io: CliIo): void {
     .option('--samples <n>', 'number of resamples or trials', integerIn('--samples', 1, 1_000_000))
     .option('--seed <n>', 'random seed (NumPy default_rng, as sacrebleu)', integerIn('--seed', 0, 2 ** 32 - 1), 12345)
     .option('--lang <language>', 'language of the code for codebleu/ruby when a spec has no lang=')
+    .option('--max-work <steps>', 'with --hyps: work bound of one segment\'s LCS for rougeL/rougeLsum, in word steps (as score --max-work; default 2^34)', workSteps('--max-work'))
     .addOption(formatOption())
     .action(async (opts: CompareCliOptions, command: Command) => {
       if (opts.input) return compareInputs(opts, io, command);
@@ -60,7 +62,7 @@ export function addCompareCommand(program: Command, io: CliIo): void {
       if (Boolean(opts.pairedBs) === Boolean(opts.pairedAr)) throw new UsageError('choose one test: --paired-bs or --paired-ar');
       if (opts.hyps.length < 2) throw new UsageError('compare needs a baseline and at least one system: give --hyps at least twice');
       const language = opts.lang ?? inferLanguage([...opts.hyps, ...opts.refs]);
-      const metrics = await loadMetrics(opts.metric, { language }); // specs checked before reading any data
+      const metrics = await loadMetrics(opts.metric, { language, maxWork: opts.maxWork }); // specs checked before reading any data
       const { references, systems } = readSystems(opts.refs, opts.hyps);
       const { compareSystems } = await import('../api/compare.js'); // loaded when the command runs
       const report = await compareSystems({
@@ -79,7 +81,7 @@ export function addCompareCommand(program: Command, io: CliIo): void {
 
 function compareInputs(opts: CompareCliOptions, io: CliIo, command: Command): void {
   if (opts.refs || opts.hyps) throw new UsageError('--input compares per-item results; it cannot be combined with --refs/--hyps');
-  onlyWith(command, ['--lang'], '--refs/--hyps', false);
+  onlyWith(command, ['--lang', '--max-work'], '--refs/--hyps', false);
   if (opts.pairedBs && opts.pairedAr) throw new UsageError('choose one test: --paired-bs or --paired-ar');
   const legacy: CompareTest | undefined = opts.pairedBs ? 'paired-bs' : opts.pairedAr ? 'paired-ar' : undefined;
   if (legacy && opts.test && legacy !== opts.test) throw new UsageError(`--${legacy} contradicts --test ${opts.test}`);

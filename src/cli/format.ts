@@ -19,7 +19,8 @@ export function formatScoreTable(report: ScoreReport): string {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ''];
-  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.name}|${s.signature}`);
+  // sacrebleu's `name|signature`; a judge's signature already starts with its method (`ice|model:...`).
+  for (const s of report.systems[0].scores) out.push(`${s.metric}: ${s.signature.startsWith(`${s.name}|`) ? s.signature : `${s.name}|${s.signature}`}`);
   // Components (CodeBLEU) and details (RUBY levels) per system.
   for (const system of report.systems) {
     for (const s of system.scores) {
@@ -45,7 +46,8 @@ export function formatComparisonTable(report: ComparisonReport): string {
     ...system.scores.map((s) => {
       if (s.identical) return `${s.score.toFixed(2)} identical to the baseline`;
       const ci = s.mean !== null && s.ci !== null ? ` (μ = ${s.mean.toFixed(2)} ± ${s.ci.toFixed(2)})` : '';
-      const p = s.p_value !== null ? ` p = ${s.p_value.toFixed(4)}${s.p_value < 0.05 ? '*' : ' '}` : '';
+      const shown = s.p_value === null ? null : Math.max(s.p_value, s.p_min ?? 0);
+      const p = shown !== null ? ` p ${shown === s.p_min && s.p_value! < shown ? '≥' : '='} ${shown.toFixed(4)}${shown < 0.05 ? '*' : ' '}` : '';
       return `${s.score.toFixed(2)}${ci}${p}`;
     }),
   ]);
@@ -67,19 +69,20 @@ export function formatInputComparisonTable(report: InputComparisonReport): strin
   const header = ['system', 'metric', 'score', '95% CI', 'diff [95% CI]', 'p', report.adjust === 'none' ? '' : `p (${report.adjust})`, 'mde'];
   const num = (x: number) => x.toFixed(2);
   const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(2);
-  const p = (x: number | null) => (x === null ? '' : x < 1e-4 ? x.toExponential(1) : x.toFixed(4));
+  // Below p_min (approximate randomization over few differing units) a p-value means nothing: "≥ p_min" instead.
+  const p = (x: number | null, min = 0) => (x === null ? '' : x < min ? `≥${min.toFixed(4)}` : x < 1e-4 ? x.toExponential(1) : x.toFixed(4));
   const rows = report.systems.flatMap((system, si) =>
     system.scores.map((s) => {
       const interval = s.wilson ? `[${num(s.wilson[0])}, ${num(s.wilson[1])}] Wilson` : s.mean !== null && s.ci !== null ? `μ = ${num(s.mean)} ± ${num(s.ci)}` : '';
-      const significant = s.p_adjusted !== null && s.p_adjusted < 0.05 && !s.identical ? '*' : ' ';
+      const significant = s.p_adjusted !== null && Math.max(s.p_adjusted, s.p_min ?? 0) < 0.05 && !s.identical ? '*' : ' ';
       return [
         (si === 0 ? 'Baseline: ' : '') + system.name,
         s.metric,
         num(s.score),
         interval,
         s.identical ? 'identical to the baseline' : s.diff ? `${signed(s.diff.value)} [${signed(s.diff.ci[0])}, ${signed(s.diff.ci[1])}]` : '',
-        s.identical ? '' : p(s.p_value) + (report.adjust === 'none' ? significant : ''),
-        report.adjust === 'none' || s.identical ? '' : p(s.p_adjusted) + significant,
+        s.identical ? '' : p(s.p_value, s.p_min) + (report.adjust === 'none' ? significant : ''),
+        report.adjust === 'none' || s.identical ? '' : p(s.p_adjusted, s.p_min) + significant,
         s.mde === null ? '' : num(s.mde),
       ];
     }),
@@ -116,6 +119,8 @@ export function formatInputComparisonTable(report: InputComparisonReport): strin
 const fmt = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(3));
 const pfmt = (p: number | null) => (p === null ? '' : p < 1e-4 ? ` (p=${p.toExponential(1)})` : ` (p=${p.toFixed(4)})`);
 const cifmt = (ci?: [number, number]) => (ci ? ` [${fmt(ci[0])}, ${fmt(ci[1])}]` : '');
+/** A threshold for reading (4 significant digits; the JSON keeps it exact). */
+const rounded = (x: number) => String(Number(x.toPrecision(4)));
 
 /** Correlation table: one row per metric, corpus level (and example level when grouped). */
 export function formatMetaTable(report: MetaReport): string {
@@ -131,11 +136,11 @@ export function formatMetaTable(report: MetaReport): string {
     if (m.pairwise_kendall) out.push(`  pairwise kendall ${fmt(m.pairwise_kendall.tau)}`);
     const a = m.agreement;
     if (a) {
-      if (a.krippendorff_level) out.push(`  agreement  kappa ${fmt(a.cohen_kappa)}  linear ${fmt(a.kappa_linear)}  quadratic ${fmt(a.kappa_quadratic)}  krippendorff alpha (${a.krippendorff_level}) ${fmt(a.krippendorff_alpha)}`);
+      if (a.krippendorff_level) out.push(`  agreement${a.kappa_threshold !== null ? ` of "${report.truth}" with ${m.metric} >= ${rounded(a.kappa_threshold)}` : ''}  kappa ${fmt(a.cohen_kappa)}  linear ${fmt(a.kappa_linear)}  quadratic ${fmt(a.kappa_quadratic)}  krippendorff alpha (${a.krippendorff_level}) ${fmt(a.krippendorff_alpha)}`);
       if (a.auroc) out.push(`  auroc ${fmt(a.auroc.value)}${cifmt(a.auroc.ci ?? undefined)}`);
       if (a.confusion) {
         const c = a.confusion;
-        out.push(`  at threshold ${a.threshold}${report.threshold === undefined ? ' (best Youden)' : ''}: tp ${c.tp} fp ${c.fp} tn ${c.tn} fn ${c.fn}  sensitivity ${fmt(a.sensitivity)}  specificity ${fmt(a.specificity)}  precision ${fmt(a.precision)}  f1 ${fmt(a.f1)}`);
+        out.push(`  at threshold ${rounded(a.threshold!)}${report.threshold === undefined ? ' (best Youden)' : ''}: tp ${c.tp} fp ${c.fp} tn ${c.tn} fn ${c.fn}  sensitivity ${fmt(a.sensitivity)}  specificity ${fmt(a.specificity)}  precision ${fmt(a.precision)}  f1 ${fmt(a.f1)}`);
       }
       const r = a.corrected_pass_rate;
       if (r) out.push(`  pass rate ${r.observed.toFixed(2)} by the metric over ${r.n} rows, ${r.value === null ? 'not correctable (sensitivity + specificity <= 1)' : `${r.value.toFixed(2)} corrected (Rogan-Gladen, 95% CI [${r.ci![0].toFixed(2)}, ${r.ci![1].toFixed(2)}])`} from ${r.labelled} labelled rows`);

@@ -11,7 +11,7 @@ import type { Judge } from '../judges/judge.js';
 import type { LlmClient } from '../llm/client.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { formatScoreTable } from './format.js';
-import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { addLlmOptions, buildRuntime, checkServers, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './io.js';
 import { collect, formatOption, integerIn, numberIn, onlyWith } from './options.js';
 import { inferLanguage, readSystems } from './systems.js';
@@ -85,7 +85,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .addOption(formatOption()),
     { embeddings: false },
   ).action(async (opts: JudgeCliOptions, command: Command) => {
-    const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../judges/judge-run.js')]);
+    const [{ DsaJudge }, { IceJudge }, { judgeFailures, judgeSystems }] = await Promise.all([import('../judges/dsa.js'), import('../judges/ice.js'), import('../api/judge.js')]);
     onlyWith(command, ['--storage-update'], '--method dsa', opts.method === 'dsa');
     onlyWith(command, ['--batch-poll'], '--batch', opts.batch === true);
     // The Batch API: an OpenAI-compatible endpoint, whose answers and batch ids live in the cache.
@@ -101,6 +101,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
     if (!language) throw new InputError('give --lang (or name files like hyps.py.jsonl)');
     resolveLanguage(language); // fail early on an unknown language
     const models = opts.model.map((name) => ({ name, spec: parseModelSpec(name) }));
+    checkServers(opts, opts.model.map((spec) => ({ flag: '--model', spec })));
     const repeated = opts.model.find((m, i) => opts.model.indexOf(m) !== i);
     if (repeated) throw new UsageError(`--model ${repeated} is given twice`);
     const all = readSystems(opts.refs, opts.hyps);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
 import { integerIn, numberIn, urlList } from './options.js';
 // The LLM client, store and embedders are loaded when a command builds its runtime, not at CLI start-up.
 import type { LlmClient } from '../llm/client.js';
@@ -54,6 +55,16 @@ export function addLlmOptions(command: Command, options: { embeddings?: boolean 
     .option('--embed <spec>', 'embedding model: local (all-MiniLM-L6-v2 via transformers.js), ollama:MODEL or openai:MODEL', 'local')
     .option('--embed-model-dir <dir>', 'offline folder of a transformers.js embedding model (no download)')
     .option('--embed-base-url <url>', 'OpenAI-compatible server for openai: embeddings (default: --base-url)', urlList('--embed-base-url'));
+}
+
+/**
+ * An openai: model with no server to send it to is a usage error (exit 2), found before any work rather than at the
+ * first request. `flag` names the option that gave the model.
+ */
+export function checkServers(o: Pick<LlmCliOptions, 'baseUrl'>, models: readonly { flag: string; spec: string }[]): void {
+  const hasServer = (o.baseUrl?.length ?? 0) > 0 || Boolean(process.env.OPENAI_BASE_URL);
+  const orphan = models.find((m) => m.spec.startsWith('openai:'));
+  if (orphan && !hasServer) throw new UsageError(`${orphan.flag} ${orphan.spec}: an openai: model needs an OpenAI-compatible server; give --base-url URL or set OPENAI_BASE_URL`);
 }
 
 export interface LlmRuntime {

@@ -31,6 +31,16 @@ export function integerIn(option: string, min: number, max = Number.MAX_SAFE_INT
   };
 }
 
+/** `--max-work`: a work bound in steps, an integer or a power of two written `2^N` (as the docs give it). */
+export function workSteps(option: string) {
+  return (value: string): number => {
+    const power = /^\s*2\^(\d{1,2})\s*$/.exec(value);
+    const x = power ? 2 ** Number(power[1]) : value.trim() === '' ? NaN : Number(value);
+    if (!Number.isSafeInteger(x) || x < 1) throw new InvalidArgumentError(`${option} must be a whole number of steps from 1 to 2^53 (e.g. 2^36 or 1e11), got "${value}"`);
+    return x;
+  };
+}
+
 /** An http(s) URL; repeatable and comma-separated like `list`. */
 export function urlList(option: string) {
   return (value: string, previous: string[] | undefined): string[] => {

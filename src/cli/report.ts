@@ -1,7 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { writing } from '../errors.js';
 import { VERSION } from '../version.js';
 // The report renderer and the demo are loaded when their command runs, not at CLI start-up.
 import type { CliIo } from './io.js';
@@ -11,18 +8,13 @@ import { formatOption } from './options.js';
 export function addReportCommands(program: Command, io: CliIo): void {
   program
     .command('report')
-    .description('one self-contained HTML report (no network) from results: score/compare/meta/judge JSON, SBC results.jsonl, judge --explain folders')
-    .argument('<results...>', 'result files or folders')
+    .description('one self-contained HTML report (no network) from results: score/compare/meta/judge JSON, exec and eval folders (or their summary.json, results.jsonl, eval.json), SBC results.jsonl, judge --explain folders, run folders')
+    .argument('<results...>', 'result files or folders (exec/eval/sbc: the --out folder; run: its results folder, read whole)')
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--title <title>', 'report title', 'codegauge report')
     .action(async (results: string[], opts: { out: string; title: string }) => {
-      const [{ readReportInputs }, { renderReport }] = await Promise.all([import('../report/inputs.js'), import('../report/html.js')]);
-      const inputs = results.flatMap(readReportInputs);
-      const html = renderReport(inputs, { title: opts.title });
-      writing(opts.out, () => {
-        mkdirSync(dirname(opts.out), { recursive: true });
-        writeFileSync(opts.out, html);
-      });
+      const { writeReport } = await import('../report/build.js');
+      const inputs = writeReport(results, { out: opts.out, title: opts.title });
       io.out(`report written to ${opts.out} (${inputs.map((i) => i.kind).join(', ')})\n`);
     });
 

@@ -29,10 +29,11 @@ interface RunCliOptions {
 const num = (x: number | null) => (x === null ? 'n/a' : x.toFixed(2));
 
 export function formatRunTable(run: RunResult): string {
-  const header = ['system', 'metric', 'score', '95% CI'];
-  const rows = run.scores.map((s) => [s.system, s.metric, num(s.score), s.ci ? `${num(s.ci[0])}-${num(s.ci[1])}` : '']);
+  // `aggregation`: how the score is made (corpus statistics, or a mean over items); gates compare the same number.
+  const header = ['system', 'metric', 'aggregation', 'score', '95% CI'];
+  const rows = run.scores.map((s) => [s.system, s.metric, s.aggregation, num(s.score), s.ci ? `${num(s.ci[0])}-${num(s.ci[1])}` : '']);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
   const out = rows.length ? [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)] : [];
   for (const g of run.generation ?? []) out.push(`generate ${g.system} (${g.model}): ${g.problems} problem(s) x ${g.n} sample(s), ${g.reused} reused, ${g.asked} asked`);
   if (run.exec) out.push(`exec: ${run.exec.rows.length} sample(s), ${run.exec.rows.filter((r) => r.passed).length} passed (${run.exec.ran} run, ${run.exec.reused} reused)`);

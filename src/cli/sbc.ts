@@ -10,7 +10,7 @@ import { parseModelSpec } from '../llm/model-spec.js';
 // SBC runs and checks are loaded when their command runs, not at CLI start-up.
 import type { SbcRequirement } from '../sbc/run.js';
 import { DEFAULT_SBC_WEIGHTS, sbcScores, sbcSignature, type SbcWeights } from '../sbc/score.js';
-import { addLlmOptions, buildRuntime, type LlmCliOptions } from './llm-options.js';
+import { addLlmOptions, buildRuntime, checkServers, type LlmCliOptions } from './llm-options.js';
 import { exitRequest, type CliIo } from './io.js';
 import { collect, existingFile, formatOption, integerIn, numberIn } from './options.js';
 
@@ -88,6 +88,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
   ).action(async (opts: LlmCliOptions & { weights: SbcWeights; dataset: string; model: string[]; iterations: number; limit?: number; shard?: Shard; out: string }) => {
     const { runSbc, summarise } = await import('../sbc/run.js');
     const models = opts.model.map((m) => ({ name: m, spec: parseModelSpec(m) }));
+    checkServers(opts, opts.model.map((spec) => ({ flag: '--model', spec })));
     let requirements = readDataset(opts.dataset);
     if (opts.limit !== undefined) requirements = requirements.slice(0, opts.limit);
     if (opts.shard && opts.shard.count > 1) {
@@ -196,6 +197,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
     if (!requirement.trim()) throw new InputError('the requirement is empty', opts.requirement);
     const code = readFileSync(opts.code, 'utf8');
     const spec = parseModelSpec(opts.model);
+    checkServers(opts, [{ flag: '--model', spec: opts.model }]);
     const runtime = await buildRuntime(opts);
     try {
       const score = await sbcCheck({

@@ -11,7 +11,7 @@ import type { Metric } from '../metrics/metric.js';
 import { describeMetrics, parseSpec, specName } from '../metrics/specs.js';
 import { formatScoreTable } from './format.js';
 import type { CliIo } from './io.js';
-import { collect, existingFile, formatOption, integerIn, onlyWith } from './options.js';
+import { collect, existingFile, formatOption, integerIn, onlyWith, workSteps } from './options.js';
 import { inferLanguage, systemName } from './systems.js';
 
 interface ScoreCliOptions {
@@ -26,6 +26,7 @@ interface ScoreCliOptions {
   jobs: number;
   writeNgrams?: string;
   problems?: string;
+  maxWork?: number;
   format: 'table' | 'json';
 }
 
@@ -61,6 +62,7 @@ export function addScoreCommand(program: Command, io: CliIo): void {
     .option('--write-ngrams <file>', 'crystalbleu: write the ignored n-grams here (read back with crystalbleu:ngrams=FILE)')
     .option('--problems <file>', 'codebertscore sources=yes: the problem statements, one JSON string per line (.jsonl) or one per line (.txt), in segment order', existingFile('--problems'))
     .option('--jobs <n>', 'worker threads for large inputs (results are identical for any number)', integerIn('--jobs', 1, 64), Math.min(availableParallelism(), 8))
+    .option('--max-work <steps>', 'work bound of one segment\'s LCS for rougeL/rougeLsum, in word steps (2^N or a number; default 2^34, about a minute on one core); past it the segment is refused, never approximated', workSteps('--max-work'))
     .addOption(formatOption())
     .addHelpText('after', `\nMetrics and their keys:\n${describeMetrics()}\n`)
     .action(async (opts: ScoreCliOptions, command: Command) => {
@@ -81,6 +83,7 @@ export function addScoreCommand(program: Command, io: CliIo): void {
         systems,
         specs: opts.metric,
         language,
+        maxWork: opts.maxWork,
         workers: opts.jobs,
         onMetrics: (metrics) => {
           used = metrics;

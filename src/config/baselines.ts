@@ -17,6 +17,8 @@ export interface ItemResults {
   signature: string;
   ids: string[];
   values: (number | null)[];
+  /** Metric items: each segment's sufficient statistics, so a baseline gate compares corpus scores. */
+  segment_statistics?: number[][];
 }
 
 export const itemKey = (r: Pick<ItemResults, 'kind' | 'system' | 'metric'>) => `${r.kind}\u0000${r.system}\u0000${r.metric}`;

@@ -49,7 +49,7 @@ exec:
   k: [1]                   # with generated samples, e.g. [1, 10]
   timeout: 3
   jobs: 2
-  sandbox: auto            # bwrap when available, else process limits only
+  sandbox: auto            # bubblewrap; on Linux without it, an error saying what to install (process: limits only, no isolation)
   fail_if_worse: 0         # gate pass@1 against the baseline
 
 # Models for generation (exec.systems) and LLM judges: uncomment with a server (any OpenAI-compatible one, or Ollama).

@@ -31,12 +31,22 @@ export function extractJsonObject(reply: string): Record<string, unknown> | null
 }
 
 /**
- * A 0..max score from a reply: a JSON `score` field; else the last "<aspect|score>[ score] (is|:) N"; else, for
- * short replies, the last standalone number in range. Null when none is found or it is out of range.
+ * A 0..max score from a reply: a JSON `score` field; else the last "<aspect|score>[ score] (is|:) N"; else the
+ * last sentence naming the aspect, the score or a rating with a number after it ("the usefulness score for this
+ * code snippet is 1", "rated 2 for usefulness"); else, for a short reply only (a bare "3", "I would give it 3"),
+ * its last standalone number. Numbers inside fenced code are never grades. Null when none is found or it is out of
+ * range: a reply without a grade is a judge failure, never a low grade.
  */
 export function parseScore(reply: string, options: { max?: number; aspect?: string } = {}): number | null {
   return locateScore(reply, options)?.value ?? null;
 }
+
+/**
+ * Replies up to this length may be a bare grade: ICE-Score's no-step prompts are answered with "3", and a model may
+ * say "I would give it a 3.". A longer reply with no labelled grade has numbers of other kinds (step numbers, counts
+ * of test cases, code), so its last number is no grade.
+ */
+export const BARE_GRADE_MAX_CHARS = 40;
 
 /**
  * The score parseScore reads and where its digits start in the reply (`index`, -1 when the reply's JSON has the
@@ -52,12 +62,23 @@ export function locateScore(reply: string, options: { max?: number; aspect?: str
     for (const m of reply.matchAll(/"score"\s*:\s*"?(\d+(?:\.\d+)?)/dg)) index = m.indices![1][0];
     return { value: inRange(Number(json.score)), index };
   }
-  const words = ['score', 'rating', options.aspect].filter(Boolean).map((w) => w!.replace(/[^\w ]/g, '')).join('|');
-  const labelled = new RegExp(`(?:${words})(?:\\s+score)?\\s*(?:is|:|=|of)?\\s*\\**\\s*(\\d+(?:\\.\\d+)?)(?!\\s*(?:-|to)\\s*\\d)`, 'gid');
-  let last: { value: number; index: number } | null = null;
-  for (const m of reply.matchAll(labelled)) last = { value: Number(m[1]), index: m.indices![1][0] };
-  if (last !== null) return { value: inRange(last.value), index: last.index };
-  const numbers = [...reply.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)(?![\w]|\.\d)/g)];
+  // Fenced code blanked out, offsets kept (the index is the grade token's place in the reply).
+  const text = reply.replace(/(`{3,})[\s\S]*?(?:\1|$)/g, (block) => block.replace(/[^\n]/g, ' '));
+  const aspect = options.aspect?.replace(/[^\w ]/g, '');
+  const words = ['score', 'rating', aspect].filter(Boolean).join('|');
+  const notRange = '(?!\\s*(?:-|to)\\s*\\d)';
+  const last = (pattern: RegExp) => {
+    let found: { value: number; index: number } | null = null;
+    for (const m of text.matchAll(pattern)) found = { value: Number(m[1]), index: m.indices![1][0] };
+    return found;
+  };
+  const labelled = last(new RegExp(`(?:${words})(?:\\s+score)?\\s*(?:is|:|=|of)?\\s*\\**\\s*(\\d+(?:\\.\\d+)?)${notRange}`, 'gid'));
+  if (labelled) return { value: inRange(labelled.value), index: labelled.index };
+  // The first number after the word, in the same sentence (no digit and no sentence end between them).
+  const phrased = last(new RegExp(`\\b(?:${words}|scores|scored|rated?|grade[ds]?)\\b[^.!?\\n\\d]{0,80}?(\\d+(?:\\.\\d+)?)${notRange}`, 'gid'));
+  if (phrased) return { value: inRange(phrased.value), index: phrased.index };
+  if (reply.trim().length > BARE_GRADE_MAX_CHARS || text !== reply) return null;
+  const numbers = [...text.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)(?![\w]|\.\d)/g)];
   if (!numbers.length) return null;
   const final = numbers.at(-1)!;
   return { value: inRange(Number(final[1])), index: final.index! };

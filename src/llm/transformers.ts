@@ -5,14 +5,18 @@ import { UsageError } from '../errors.js';
  * most users never load a local model. The commands that need it say the one line to run.
  */
 export const TRANSFORMERS_PACKAGE = '@huggingface/transformers';
-const INSTALL_HINT = `npm install ${TRANSFORMERS_PACKAGE}@3`;
+/**
+ * The install line. onnxruntime-node's install script (pulled in by transformers.js) downloads CUDA libraries on
+ * Linux x64, and fails where `nvcc` reports CUDA 13 or there is no network; codegauge runs its models on the CPU,
+ * whose runtime ships in the package, so skipping that download loses nothing.
+ */
+export const TRANSFORMERS_INSTALL = `ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install ${TRANSFORMERS_PACKAGE}@3`;
 
 export async function loadTransformers(purpose: string): Promise<typeof import('@huggingface/transformers')> {
   try {
     return await import('@huggingface/transformers');
   } catch (e) {
-    if (isMissingModule(e)) throw new UsageError(`${purpose} needs the optional package ${TRANSFORMERS_PACKAGE}: ${INSTALL_HINT}`);
-    throw e;
+    throw transformersLoadError(purpose, e);
   }
 }
 
@@ -21,12 +25,21 @@ export function resolveTransformers(purpose: string, resolve: (id: string) => st
   try {
     return resolve(TRANSFORMERS_PACKAGE);
   } catch (e) {
-    if (isMissingModule(e)) throw new UsageError(`${purpose} needs the optional package ${TRANSFORMERS_PACKAGE}: ${INSTALL_HINT}`);
-    throw e;
+    throw transformersLoadError(purpose, e);
   }
 }
 
-function isMissingModule(e: unknown): boolean {
+/**
+ * One line saying what to do: the package is missing, or it is there but does not load (its ONNX runtime missing or
+ * broken), which an "install it" message would misdescribe.
+ */
+export function transformersLoadError(purpose: string, e: unknown): Error {
+  const message = e instanceof Error ? e.message : String(e);
   const code = (e as NodeJS.ErrnoException)?.code;
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+  const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+  if (missing && message.includes(`'${TRANSFORMERS_PACKAGE}'`)) {
+    return new UsageError(`${purpose} needs the optional package ${TRANSFORMERS_PACKAGE}; install it with: ${TRANSFORMERS_INSTALL}`);
+  }
+  const first = message.split('\n')[0].replace(/ imported from .*$/, '');
+  return new UsageError(`${purpose}: ${TRANSFORMERS_PACKAGE} is installed but does not load (${first}); reinstall it with: ${TRANSFORMERS_INSTALL}`);
 }

@@ -29,7 +29,10 @@ export const CRYSTALBLEU_DEFAULT_K = 500;
 export type CrystalBleuTokenizer = 'code' | 'ws';
 
 export interface CrystalBleuOptions {
-  /** How many of the most frequent n-grams to ignore (default 500). */
+  /**
+   * How many of the most frequent n-grams to ignore (default 500). With an n-gram file or list: its first k (a file
+   * lists them most frequent first, so this is the set k would give on the file's corpus); default, all of them.
+   */
   k?: number;
   tokenize?: CrystalBleuTokenizer;
   /** A file of code whose n-grams are counted instead of the references'. */
@@ -434,7 +437,8 @@ class IgnoringMatcher {
 export class CrystalBleu implements Metric<CrystalRefInfo> {
   readonly name = 'CrystalBLEU';
   readonly statsSize = 2 * ORDER + 2;
-  readonly k: number;
+  /** The k of the ignored set; with an n-gram file, fixed when the file is read (its own k, or the k given). */
+  k: number;
   readonly tokenize: CrystalBleuTokenizer;
   private readonly options: CrystalBleuOptions;
   private readonly vocabulary = new WordIds();
@@ -526,7 +530,15 @@ export class CrystalBleu implements Metric<CrystalRefInfo> {
     const o = this.options;
     let list: [string[], number][];
     if (this.corpusKind === 'ngrams') {
-      list = o.ngrams ? o.ngrams.map((g) => [g.slice(), 0] as [string[], number]) : readNgramsFile(o.ngramsFile!, this.tokenize).ngrams;
+      const file = o.ngrams ? undefined : readNgramsFile(o.ngramsFile!, this.tokenize);
+      list = file ? file.ngrams : o.ngrams!.map((g) => [g.slice(), 0] as [string[], number]);
+      // A file made with k = K holds the K most frequent n-grams (fewer only when its corpus had fewer).
+      const made = file && Number.isInteger(file.k) ? file.k : list.length;
+      if (o.k !== undefined && o.k > list.length && list.length >= made) {
+        throw new UsageError(`crystalbleu: k=${o.k}, but ${o.ngramsFile ?? 'the n-gram list'} holds only the ${list.length} most frequent n-grams${file ? ` (written with k=${file.k})` : ''}; write it again with k >= ${o.k}, or leave k out`);
+      }
+      if (o.k !== undefined) list = list.slice(0, o.k);
+      this.k = o.k ?? made;
     } else {
       let counter = this.counter;
       if (this.corpusKind === 'file') {

@@ -24,7 +24,7 @@ interface MetricDef {
   keys: Record<string, KeyDef>;
   /** Keys without a default. */
   required?: string[];
-  build(options: SpecOptions, spec: string): Metric<any>;
+  build(options: SpecOptions, spec: string, defaults?: MetricDefaults): Metric<any>;
 }
 
 /** Every metric by its spec name: its keys, and a builder from validated options. */
@@ -34,9 +34,9 @@ export const METRICS: Record<string, MetricDef> = Object.fromEntries(
     {
       keys: def.keys,
       ...(def.required ? { required: def.required } : {}),
-      build: (options, spec) => {
+      build: (options, spec, defaults = {}) => {
         def.check?.(options, spec);
-        return def.build(MODULES[def.module as keyof MetricModules], options, spec);
+        return def.build(MODULES[def.module as keyof MetricModules], options, spec, defaults);
       },
     },
   ]),
@@ -45,5 +45,5 @@ export const METRICS: Record<string, MetricDef> = Object.fromEntries(
 /** Parses and validates a metric spec and builds the metric. Throws SpecError with the valid choices. */
 export function parseMetric(spec: string, defaults: MetricDefaults = {}): Metric<any> {
   const parsed = parseSpec(spec, defaults);
-  return buildMetric(parsed, MODULES[METRIC_SPECS[parsed.name].module as keyof MetricModules]);
+  return buildMetric(parsed, MODULES[METRIC_SPECS[parsed.name].module as keyof MetricModules], defaults);
 }

@@ -1,6 +1,6 @@
 import { codeTokens } from '../text/code-tokenizer.js';
 import { WorkBoundError } from '../errors.js';
-import { alignmentSteps, lcsIndices, lcsLength, lcsLengthOfIds, MAX_LCS_WORD_STEPS } from '../text/lcs.js';
+import { alignmentSteps, describeSteps, lcsIndices, lcsLength, lcsLengthOfIds, MAX_LCS_WORD_STEPS } from '../text/lcs.js';
 import { porterStem } from '../text/porter.js';
 import { tokenIds } from '../text/token-ids.js';
 import { BoundedCache, SEGMENT_CACHE_ENTRIES } from './bounded-cache.js';
@@ -19,6 +19,9 @@ export interface RougeOptions {
   tokenize?: RougeTokenizer;
   stem?: boolean;
   measure?: RougeMeasure;
+  /** Work bound of one segment's LCS in word steps (default MAX_LCS_WORD_STEPS); not part of the signature: the
+   * score is exact below it and refused past it. */
+  maxWork?: number;
 }
 
 export interface PRF {
@@ -86,9 +89,9 @@ export function rougeN(target: readonly string[], prediction: readonly string[],
 // ROUGE-Lsum needs: rouge-score's own backtracking over a 1-bit-per-cell table, bounded (see lcs.ts).
 export { lcsIndices, lcsLength };
 
-export function rougeL(target: readonly string[], prediction: readonly string[]): PRF {
+export function rougeL(target: readonly string[], prediction: readonly string[], maxSteps = MAX_LCS_WORD_STEPS): PRF {
   if (target.length === 0 || prediction.length === 0) return ZERO;
-  const lcs = lcsLength(target, prediction);
+  const lcs = lcsLength(target, prediction, maxSteps);
   const precision = lcs / prediction.length;
   const recall = lcs / target.length;
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
@@ -103,9 +106,10 @@ let dpScratch = new Int32Array(SMALL_ALIGNMENT_CELLS + 256);
 /**
  * rouge-score `_summary_level_lcs`: union LCS per reference sentence, clipped by token counts. Its work is
  * bounded: sentence pairs times PAIR_STEPS, plus the cells of small pairs and the word steps of large ones, at
- * most MAX_LCS_WORD_STEPS (a WorkBoundError past it): 7,500 one-token lines each side still pass, in about 2 s.
+ * most `maxSteps` (MAX_LCS_WORD_STEPS by default; a WorkBoundError past it): 7,500 one-token lines each side take
+ * about 2 s.
  */
-export function rougeLsum(targetSents: readonly string[][], predictionSents: readonly string[][]): PRF {
+export function rougeLsum(targetSents: readonly string[][], predictionSents: readonly string[][], maxSteps = MAX_LCS_WORD_STEPS): PRF {
   if (targetSents.length === 0 || predictionSents.length === 0) return ZERO;
   const m = targetSents.reduce((s, x) => s + x.length, 0);
   const n = predictionSents.reduce((s, x) => s + x.length, 0);
@@ -113,13 +117,13 @@ export function rougeLsum(targetSents: readonly string[][], predictionSents: rea
   if (targetSents.length === 1 && predictionSents.length === 1) {
     // One sentence each: the union is one LCS, whose tokens all pass the clipping (each occurs in the LCS at most
     // as often as in either summary), so the hits are its length and no alignment is needed (long single lines).
-    const hits = lcsLength(targetSents[0], predictionSents[0]);
+    const hits = lcsLength(targetSents[0], predictionSents[0], maxSteps);
     return { precision: hits / n, recall: hits / m, fmeasure: fmeasure(hits / n, hits / m) };
   }
   const pairs = targetSents.length * predictionSents.length;
   const tooMuch = () =>
-    new WorkBoundError(`the union LCS of ${targetSents.length} x ${predictionSents.length} sentences (${m} x ${n} tokens) exceeds the bound of ${MAX_LCS_WORD_STEPS} steps (split such long texts)`);
-  if (pairs * PAIR_STEPS > MAX_LCS_WORD_STEPS) throw tooMuch();
+    new WorkBoundError(`the union LCS of ${targetSents.length} x ${predictionSents.length} sentences (${m} x ${n} tokens) exceeds the bound of ${describeSteps(maxSteps)} steps (split such long texts, or raise it with --max-work)`);
+  if (pairs * PAIR_STEPS > maxSteps) throw tooMuch();
   // Integer ids for the segment's tokens: the pairs compare numbers, and the clipping counts live in arrays.
   const ids = new Map<string, number>();
   const refs = targetSents.map((s) => tokenIds(s, ids));
@@ -135,10 +139,10 @@ export function rougeLsum(targetSents: readonly string[][], predictionSents: rea
     for (const c of cans) {
       const cells = r.length * c.length;
       steps += PAIR_STEPS + (cells <= SMALL_ALIGNMENT_CELLS ? cells : alignmentSteps(r.length, c.length));
-      if (steps > MAX_LCS_WORD_STEPS) throw tooMuch();
+      if (steps > maxSteps) throw tooMuch();
       if (cells === 0) continue;
       if (cells <= SMALL_ALIGNMENT_CELLS) markSmallAlignment(r, c, inUnion);
-      else for (const idx of lcsIndices(r, c)) inUnion[idx] = 1;
+      else for (const idx of lcsIndices(r, c, undefined, maxSteps)) inUnion[idx] = 1;
     }
     for (let idx = 0; idx < r.length; idx++) {
       if (!inUnion[idx]) continue;
@@ -366,6 +370,8 @@ export class Rouge implements Metric<RougeRefInfo> {
   readonly tokenize: RougeTokenizer;
   readonly stem: boolean;
   readonly measure: RougeMeasure;
+  /** Work bound of one segment's LCS (ROUGE-L, ROUGE-Lsum), in word steps: exact below it, a WorkBoundError past it. */
+  readonly maxWork: number;
   private readonly order: number;
 
   constructor(
@@ -376,6 +382,7 @@ export class Rouge implements Metric<RougeRefInfo> {
     this.tokenize = options.tokenize ?? 'default';
     this.stem = options.stem ?? false;
     this.measure = options.measure ?? 'f';
+    this.maxWork = options.maxWork ?? MAX_LCS_WORD_STEPS;
     const m = /^rouge([1-9])$/.exec(type);
     if (!m && type !== 'rougeL' && type !== 'rougeLsum') throw new Error(`invalid ROUGE type ${type}`);
     this.order = m ? Number(m[1]) : 0;
@@ -442,8 +449,8 @@ export class Rouge implements Metric<RougeRefInfo> {
 
   /** Precision, recall and F of one prediction against one tokenised reference. */
   private scoreOne(target: { tokens: string[]; sentences: string[][] }, prediction: { tokens: string[]; sentences: string[][] }): PRF {
-    if (this.type === 'rougeL') return rougeL(target.tokens, prediction.tokens);
-    if (this.type === 'rougeLsum') return rougeLsum(target.sentences, prediction.sentences);
+    if (this.type === 'rougeL') return rougeL(target.tokens, prediction.tokens, this.maxWork);
+    if (this.type === 'rougeLsum') return rougeLsum(target.sentences, prediction.sentences, this.maxWork);
     return rougeN(target.tokens, prediction.tokens, this.order);
   }
 
@@ -471,7 +478,7 @@ export class Rouge implements Metric<RougeRefInfo> {
         let recall = 0;
         let f = 0;
         if (refEnd > refStart && hypEnd > hypStart) {
-          const lcs = lcsLengthOfIds(store.data, refStart, refEnd, store.data, hypStart, hypEnd);
+          const lcs = lcsLengthOfIds(store.data, refStart, refEnd, store.data, hypStart, hypEnd, this.maxWork);
           precision = lcs / (hypEnd - hypStart);
           recall = lcs / (refEnd - refStart);
           f = fmeasure(precision, recall);

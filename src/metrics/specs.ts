@@ -50,6 +50,7 @@ const positive = number((x) => x > 0, 'a number > 0');
 const unit = number((x) => x >= 0 && x <= 1, 'a number in [0, 1]');
 
 const FILE_KEY: KeyDef = { describe: 'FILE', parse: (v) => (v !== '' ? v : undefined) };
+const DIR_KEY: KeyDef = { describe: 'DIR', parse: (v) => (v !== '' ? v : undefined) };
 
 const LANG_KEY: KeyDef = {
   describe: LANGUAGES.join('|'),
@@ -106,7 +107,7 @@ export interface MetricSpecDef<K extends MetricModuleName = MetricModuleName> {
   /** Checks that need several keys at once (run by parseSpec, so that a spec fails before anything is loaded). */
   check?(options: SpecOptions, spec: string): void;
   /** Builds the metric from its loaded module. */
-  build(module: MetricModules[K], options: SpecOptions, spec: string): Metric<any>;
+  build(module: MetricModules[K], options: SpecOptions, spec: string, defaults: MetricDefaults): Metric<any>;
 }
 
 const define = <K extends MetricModuleName>(def: MetricSpecDef<K>): MetricSpecDef<K> => def;
@@ -115,8 +116,8 @@ const rougeDef = (type: RougeType) =>
   define({
     keys: ROUGE_KEYS,
     module: 'rouge',
-    build: ({ Rouge }, o, spec) =>
-      new Rouge(type, { tokenize: o.tok as 'default' | 'code', stem: o.stem as boolean, measure: o.measure as 'f' | 'p' | 'r' }, spec),
+    build: ({ Rouge }, o, spec, defaults) =>
+      new Rouge(type, { tokenize: o.tok as 'default' | 'code', stem: o.stem as boolean, measure: o.measure as 'f' | 'p' | 'r', maxWork: defaults.maxWork }, spec),
   });
 
 // Not typed by the Record below, whose contextual type would hide each builder's module type from `define`.
@@ -213,7 +214,7 @@ const SPECS = {
   codebertscore: define({
     keys: {
       lang: LANG_KEY,
-      'model-dir': FILE_KEY,
+      'model-dir': DIR_KEY,
       model: { describe: 'a hub id (an ONNX export)', parse: (v) => (/^[\w.-]+(\/[\w.-]+)?$/.test(v) ? v : undefined) },
       layer: positiveInt,
       idf: yesNo,
@@ -265,6 +266,8 @@ export function describeMetrics(): string {
 export interface MetricDefaults {
   /** Language for code metrics whose spec has no `lang=` (the CLI's --lang, or inferred from file names). */
   language?: string;
+  /** Work bound of one segment's LCS for ROUGE-L and ROUGE-Lsum, in word steps (`--max-work`; default 2^34). */
+  maxWork?: number;
 }
 
 /** A validated spec: the metric's name, its keys' values, and the spec as given (the metric's `spec`). */
@@ -317,8 +320,8 @@ export function parseSpec(spec: string, defaults: MetricDefaults = {}): ParsedSp
 }
 
 /** Builds a parsed spec's metric from its module (the namespace of `METRIC_LOADERS[METRIC_SPECS[name].module]`). */
-export function buildMetric(parsed: ParsedSpec, module: MetricModules[MetricModuleName]): Metric<any> {
-  return METRIC_SPECS[parsed.name].build(module, parsed.options, parsed.spec);
+export function buildMetric(parsed: ParsedSpec, module: MetricModules[MetricModuleName], defaults: MetricDefaults = {}): Metric<any> {
+  return METRIC_SPECS[parsed.name].build(module, parsed.options, parsed.spec, defaults);
 }
 
 /** Imports the module of a parsed spec's metric (Node caches it: the second import costs nothing). */
@@ -329,7 +332,7 @@ function moduleOf(parsed: ParsedSpec): Promise<MetricModules[MetricModuleName]> 
 /** Parses and validates a metric spec, then imports that metric's module (only it) and builds the metric. */
 export async function loadMetric(spec: string, defaults: MetricDefaults = {}): Promise<Metric<any>> {
   const parsed = parseSpec(spec, defaults);
-  return buildMetric(parsed, await moduleOf(parsed));
+  return buildMetric(parsed, await moduleOf(parsed), defaults);
 }
 
 /**
@@ -340,5 +343,5 @@ export async function loadMetrics(specs: readonly (string | Metric<any>)[], defa
   const parsed = specs.map((s) => (typeof s === 'string' ? parseSpec(s, defaults) : null));
   const modules = await Promise.all(parsed.map((p) => (p ? moduleOf(p) : null)));
   // Built in the order given, once every module is there.
-  return specs.map((s, i) => (parsed[i] ? buildMetric(parsed[i], modules[i]!) : (s as Metric<any>)));
+  return specs.map((s, i) => (parsed[i] ? buildMetric(parsed[i], modules[i]!, defaults) : (s as Metric<any>)));
 }

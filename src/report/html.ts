@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { missingScoreReason } from '../api/score.js';
+import { missingScoreReason, type MetricScore } from '../api/score.js';
 import { VERSION } from '../version.js';
 import type { ReportInput } from './inputs.js';
 import { execSectionData } from '../exec/report-data.js';
@@ -35,7 +35,10 @@ class Charts {
 
 function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Charts): string {
   const metrics = [...new Set(input.data.systems.flatMap((s) => s.scores.map((m) => m.metric)))];
-  const cell = (x: { score: number | null; details?: Record<string, number> } | undefined) => (!x ? '–' : typeof x.score === 'number' && Number.isFinite(x.score) ? num(x.score) : missingScoreReason(x));
+  // With bootstrap intervals (score --confidence, run's confidence): sacrebleu's mean ± half-width, as run prints it.
+  const withCi = input.data.systems.some((s) => s.scores.some((m) => m.confidence));
+  const interval = (x: MetricScore) => (x.confidence ? ` [${num(x.confidence.mean - x.confidence.ci)}, ${num(x.confidence.mean + x.confidence.ci)}]` : '');
+  const cell = (x: MetricScore | undefined) => (!x ? '–' : typeof x.score === 'number' && Number.isFinite(x.score) ? num(x.score) + interval(x) : missingScoreReason(x));
   const rows = input.data.systems.map((s) => [s.name, ...metrics.map((m) => cell(s.scores.find((x) => x.metric === m)))]);
   const signatures = input.data.systems[0]?.scores.map((m) => `<li><code>${esc(m.metric)}</code>: <code>${esc(m.signature)}</code></li>`).join('') ?? '';
   const chart = charts.add({
@@ -47,7 +50,7 @@ function scoreSection(input: Extract<ReportInput, { kind: 'score' }>, charts: Ch
     series: metrics.map((m) => ({ type: 'bar', name: m, data: input.data.systems.map((s) => s.scores.find((x) => x.metric === m)?.score ?? null) })),
   });
   const failures = input.data.systems.flatMap((s) => s.scores.filter((m) => m.details?.failures).map((m) => `${s.name} ${m.metric}: ${m.details!.failures} judge failures (left out of the mean)`));
-  return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+  return `<h2>Scores <small>${esc(input.path)}</small></h2>${table(['system', ...metrics], rows, withCi ? 'score [95% CI: bootstrap over segments, mean ± half-width]' : undefined)}${failures.length ? `<p class="warn">${failures.map(esc).join('<br>')}</p>` : ''}${chart}<details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
 }
 
 const TEST_NAMES: Record<string, string> = {
@@ -68,17 +71,19 @@ function compareSection(input: Extract<ReportInput, { kind: 'compare' }>): strin
   const rows = r.systems.map((s, i) => [
     i === 0 ? `${s.name} (baseline)` : s.name,
     ...metrics.map((m) => {
-      const x = s.scores.find((y) => y.metric === m)! as (typeof s.scores)[number] & { p_adjusted?: number | null; diff?: { value: number; ci: [number, number] } | null };
+      const x = s.scores.find((y) => y.metric === m)! as (typeof s.scores)[number] & { p_adjusted?: number | null; diff?: { value: number; ci: [number, number] } | null; p_min?: number };
       if (x.identical) return { html: `<span>${esc(num(x.score))} identical to the baseline</span>` };
-      // Significance after adjustment for multiple comparisons where the report has it.
-      const p = x.p_adjusted ?? x.p_value;
+      // Significance after adjustment for multiple comparisons where the report has it; never below what
+      // approximate randomization over few differing items can resolve (p_min).
+      const raw = x.p_adjusted ?? x.p_value;
+      const p = raw === null || raw === undefined ? raw : Math.max(raw, x.p_min ?? 0);
       const significant = i > 0 && p !== null && p !== undefined && p < 0.05;
       // Colour by direction: a significantly worse system must not look like an improvement.
       const base = baseline.scores.find((y) => y.metric === m)!.score;
       const direction = significant ? (x.score > base ? 'better' : x.score < base ? 'worse' : '') : '';
       const ci = x.mean !== null && x.ci !== null ? ` (${num(x.mean)} ± ${num(x.ci)})` : '';
       const diff = i > 0 && x.diff ? ` Δ ${num(x.diff.value)} [${num(x.diff.ci[0])}, ${num(x.diff.ci[1])}]` : '';
-      const shown = i > 0 && p !== null && p !== undefined ? ` p=${num(p, 4)}${significant ? ` * ${direction}` : ''}` : '';
+      const shown = i > 0 && p !== null && p !== undefined ? ` p${p !== raw ? '≥' : '='}${num(p, 4)}${significant ? ` * ${direction}` : ''}` : '';
       return { html: `<span class="${direction}">${esc(num(x.score))}${esc(ci)}${esc(diff)}${esc(shown)}</span>` };
     }),
   ]);
@@ -211,6 +216,38 @@ function explainSection(input: Extract<ReportInput, { kind: 'explain' }>): strin
 
 const pct = (x: number | null | undefined) => (typeof x === 'number' && Number.isFinite(x) ? (100 * x).toFixed(1) : '–');
 
+/**
+ * Sample statuses in Okabe & Ito's palette, safe for the common colour-vision deficiencies: passing blue against
+ * failing vermillion (told apart by every type of colour blindness, unlike green against red), the other failures in
+ * warm or muted hues, never in passing's blue. A status added later gets grey.
+ */
+export const STATUS_COLOURS: Record<string, string> = {
+  passed: '#0072B2', // blue
+  failed: '#D55E00', // vermillion
+  timeout: '#E69F00', // orange
+  compile_error: '#CC79A7', // reddish purple
+  runtime_error: '#882255', // wine
+  memory: '#F0E442', // yellow
+  output_limit: '#AA4499', // purple
+  sandbox_error: '#000000',
+};
+/**
+ * The pass-rate heatmap: 0 (every sample failed) in failing's vermillion, 1 in passing's blue, through mid grey (on
+ * a white background, so that half passing is not mistaken for an empty cell).
+ */
+export const PASS_RATE_COLOURS = ['#D55E00', '#CCCCCC', '#0072B2'];
+
+/** An eval folder's metric and judge columns: their means, on passing and failing samples too, and judge failures. */
+function evalColumnsTable(columns: NonNullable<Extract<ReportInput, { kind: 'exec' }>['columns']>): string {
+  const rows = columns.scores.map((s) => {
+    const values = (keep: (r: { passed: boolean }) => boolean) => (columns.table ?? []).filter(keep).map((r) => r[s.column]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    const mean = (xs: number[]) => (xs.length ? num(xs.reduce((a, b) => a + b, 0) / xs.length) : '–');
+    return [s.column, s.mean === null ? 'n/a' : num(s.mean), ...(columns.table ? [mean(values((r) => r.passed)), mean(values((r) => !r.passed)), values(() => true).length] : []), s.failures ?? 0, { html: `<code>${esc(s.signature)}</code>` }];
+  });
+  const headers = ['column', 'mean (0-100)', ...(columns.table ? ['mean on passing samples', 'mean on failing samples', 'samples scored'] : []), 'judge failures', 'signature'];
+  return `<h3>Metric and judge columns</h3>${table(headers, rows, 'each sample scored against the canonical solution (table.jsonl, what meta --truth passed reads)')}`;
+}
+
 /** exec / eval results: pass@k with bootstrap CIs over problems, pass^k, statuses, per-problem pass rates. */
 function execSection(input: Extract<ReportInput, { kind: 'exec' }>, charts: Charts): string {
   const d = execSectionData(input.data);
@@ -239,23 +276,28 @@ function execSection(input: Extract<ReportInput, { kind: 'exec' }>, charts: Char
     grid: { top: 60 },
     xAxis: { type: 'category', data: d.systems.map((s) => s.name) },
     yAxis: { type: 'value', name: 'samples' },
-    series: used.map((st) => ({ type: 'bar', stack: 'status', name: st, data: d.systems.map((s) => s.statuses[st] ?? 0) })),
+    series: used.map((st) => ({ type: 'bar', stack: 'status', name: st, itemStyle: { color: STATUS_COLOURS[st] ?? '#999999' }, data: d.systems.map((s) => s.statuses[st] ?? 0) })),
   }, 300);
+  // The colour legend sits above the grid, and the grid keeps room for the problem names below it (rotated, at
+  // most 24 characters shown), so neither covers the other.
+  const longest = Math.min(24, Math.max(1, ...d.problems.map((p) => p.length)));
+  const labelRoom = 12 + 6 * longest;
   const heat = charts.add(
     {
       tooltip: { position: 'top' },
-      grid: { top: 20, left: 140, bottom: 80 },
-      xAxis: { type: 'category', data: d.problems, axisLabel: { rotate: 90, fontSize: 9 }, splitArea: { show: true } },
-      yAxis: { type: 'category', data: d.systems.map((s) => s.name), splitArea: { show: true } },
-      visualMap: { min: 0, max: 1, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#c62828', '#fdd835', '#2e7d32'] } },
+      grid: { top: 64, left: 16, right: 16, bottom: 8, containLabel: true },
+      xAxis: { type: 'category', data: d.problems, axisLabel: { rotate: 90, fontSize: 9, interval: 0, width: 6 * 24, overflow: 'truncate' } },
+      yAxis: { type: 'category', data: d.systems.map((s) => s.name) },
+      visualMap: { min: 0, max: 1, calculable: true, orient: 'horizontal', left: 'center', top: 0, itemHeight: 160, text: ['all pass', 'all fail'], inRange: { color: PASS_RATE_COLOURS } },
       series: [{ type: 'heatmap', name: 'pass rate', data: d.rates.flatMap((row, y) => row.map((r, x) => [x, y, r === null ? '-' : r])) }],
     },
-    Math.max(160, 60 + 28 * d.systems.length) + 60,
+    72 + 28 * Math.max(2, d.systems.length) + labelRoom,
   );
   const perProblem = table(['problem', ...d.systems.map((s) => `${s.name} (passed/n)`)], d.problems.map((p, x) => [p, ...d.counts.map((row) => (row[x] ? `${row[x]!.c}/${row[x]!.n}` : '–'))]));
   const notes = d.systems.flatMap((s) => s.notes.map((n) => `${s.name}: ${n}`));
   const signatures = d.systems.map((s) => `<li><code>${esc(s.name)}</code>: <code>${esc(s.signature)}</code></li>`).join('');
-  return `<h2>Execution <small>${esc(input.path)}</small></h2>${passTable}${notes.length ? `<p class="warn">${notes.map(esc).join('<br>')}</p>` : ''}${passChart}${statusTable}${statusChart}<h3>Pass rate per problem</h3>${heat}<details><summary>Per-problem table (${d.problems.length} problems)</summary>${perProblem}</details><details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
+  const columns = input.columns ? evalColumnsTable(input.columns) : '';
+  return `<h2>Execution <small>${esc(input.path)}</small></h2>${passTable}${notes.length ? `<p class="warn">${notes.map(esc).join('<br>')}</p>` : ''}${passChart}${columns}${statusTable}${statusChart}<h3>Pass rate per problem</h3>${heat}<details><summary>Per-problem table (${d.problems.length} problems)</summary>${perProblem}</details><details><summary>Signatures</summary><ul>${signatures}</ul></details>`;
 }
 
 const STYLE = `body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;color:#1d1d1f}

@@ -5,6 +5,7 @@ import { readTable } from '../io/table.js';
 import type { ComparisonReport } from '../api/compare.js';
 import type { MetaReport } from '../api/meta.js';
 import type { ScoreReport } from '../api/score.js';
+import type { EvalReport, EvalTableRow } from '../api/eval.js';
 import type { ExecRow, ExecSummary } from '../exec/summary.js';
 import { execSummaryOfRows } from '../exec/report-data.js';
 
@@ -18,8 +19,35 @@ export type ReportInput =
   | { kind: 'meta'; path: string; data: MetaReport & { points?: Record<string, [number, number][]> } }
   | { kind: 'sbc'; path: string; rows: Record<string, any>[] }
   | { kind: 'explain'; path: string; systems: { name: string; samples: any[] }[] }
-  /** exec / eval: DIR/summary.json (or eval.json), with DIR/results.jsonl's rows when they are there. */
-  | { kind: 'exec'; path: string; data: ExecSummary; rows?: ExecRow[] };
+  /**
+   * exec / eval: DIR/summary.json (or eval.json), with DIR/results.jsonl's rows when they are there; an eval folder
+   * adds its metric and judge columns (eval.json's means, DIR/table.jsonl's per-sample values).
+   */
+  | { kind: 'exec'; path: string; data: ExecSummary; rows?: ExecRow[]; columns?: EvalColumns };
+
+/** The metric and judge columns of an eval folder. */
+export interface EvalColumns {
+  scores: EvalReport['scores'];
+  /** DIR/table.jsonl, when it is there: one row per sample with `passed` and the columns. */
+  table: EvalTableRow[] | null;
+}
+
+/** eval.json's columns next to a results.jsonl or summary.json (or given itself), and table.jsonl's rows. */
+function evalColumns(evalPath: string, report?: EvalReport): EvalColumns | undefined {
+  let data = report;
+  if (!data) {
+    if (!existsSync(evalPath)) return undefined;
+    try {
+      data = JSON.parse(readFileSync(evalPath, 'utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+  if (data?.kind !== 'eval' || !Array.isArray(data.scores) || data.scores.length === 0) return undefined;
+  const tablePath = join(evalPath, '..', 'table.jsonl');
+  const table = existsSync(tablePath) ? (readTable(tablePath).rows as unknown as EvalTableRow[]) : null;
+  return { scores: data.scores, table };
+}
 
 /** An exec summary.json next to results.jsonl, when there is one. */
 function siblingExecSummary(resultsPath: string): ExecSummary | undefined {
@@ -75,7 +103,8 @@ export function readReportInput(path: string): ReportInput {
     if (rows.length && 'input_requirement' in rows[0]) return { kind: 'sbc', path, rows };
     if (rows.length && 'status' in rows[0] && 'sha' in rows[0] && 'system' in rows[0]) {
       const execRows = rows as unknown as ExecRow[];
-      return { kind: 'exec', path, data: siblingExecSummary(path) ?? execSummaryOfRows(execRows), rows: execRows };
+      const columns = evalColumns(join(path, '..', 'eval.json'));
+      return { kind: 'exec', path, data: siblingExecSummary(path) ?? execSummaryOfRows(execRows), rows: execRows, ...(columns ? { columns } : {}) };
     }
     throw new InputError('unrecognised JSONL: expected SBC rows (results.jsonl of sbc run or sbc score)', path);
   }
@@ -88,7 +117,10 @@ export function readReportInput(path: string): ReportInput {
   }
   if (data && Array.isArray(data.metrics) && typeof data.truth === 'string') return { kind: 'meta', path, data };
   if (data && data.kind === 'exec' && Array.isArray(data.systems)) return { kind: 'exec', path, data };
-  if (data && data.kind === 'eval' && data.exec && Array.isArray(data.exec.systems)) return { kind: 'exec', path, data: data.exec };
+  if (data && data.kind === 'eval' && data.exec && Array.isArray(data.exec.systems)) {
+    const columns = evalColumns(path, data);
+    return { kind: 'exec', path, data: data.exec, ...(columns ? { columns } : {}) };
+  }
   if (data && Array.isArray(data.systems) && typeof data.test === 'string') return { kind: 'compare', path, data };
   if (data && Array.isArray(data.systems)) return { kind: 'score', path, data };
   throw new InputError(`unrecognised report in ${basename(path)}: expected the JSON of score, compare, meta or judge, SBC results.jsonl, or a judge --explain folder`, path);

@@ -10,8 +10,8 @@ const num = (x: number | null) => (x === null ? 'n/a' : x.toFixed(2));
 export function markdownSummary(run: RunResult): string {
   const out: string[] = [`## codegauge run${run.shard ? ` (shard ${run.shard})` : ''}`, ''];
   if (run.scores.length) {
-    out.push('| system | metric | score | 95% CI |', '| --- | --- | ---: | --- |');
-    for (const s of run.scores) out.push(`| ${cell(s.system)} | ${cell(s.metric)} | ${num(s.score)} | ${s.ci ? `${num(s.ci[0])} – ${num(s.ci[1])}` : ''} |`);
+    out.push('| system | metric | aggregation | score | 95% CI |', '| --- | --- | --- | ---: | --- |');
+    for (const s of run.scores) out.push(`| ${cell(s.system)} | ${cell(s.metric)} | ${s.aggregation} | ${num(s.score)} | ${s.ci ? `${num(s.ci[0])} – ${num(s.ci[1])}` : ''} |`);
     out.push('');
   }
   for (const g of run.generation ?? []) out.push(`Generation of \`${g.system}\` by ${cell(g.model)}: ${g.problems} problem(s) x ${g.n} sample(s); ${g.reused} reused, ${g.asked} asked now.`, '');
@@ -25,9 +25,9 @@ export function markdownSummary(run: RunResult): string {
   }
   if (run.baseline) {
     const icon: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', 'not-comparable': '⚠️ not comparable', missing: '⚠️ missing', compared: '—' };
-    out.push(`### Against baseline \`${run.baseline.name}\` (saved ${run.baseline.created})`, '', '| system | metric | baseline | now | difference | 95% CI | gate |', '| --- | --- | ---: | ---: | ---: | --- | --- |');
+    out.push(`### Against baseline \`${run.baseline.name}\` (saved ${run.baseline.created})`, '', '| system | metric | aggregation | baseline | now | difference | 95% CI | gate |', '| --- | --- | --- | ---: | ---: | ---: | --- | --- |');
     for (const c of run.baseline.comparisons) {
-      out.push(`| ${cell(c.system)} | ${cell(c.metric)} | ${num(c.baseline_score)} | ${num(c.score)} | ${num(c.diff)} | ${c.ci ? `${num(c.ci[0])} – ${num(c.ci[1])}` : ''} | ${icon[c.status]}${c.delta !== null ? ` (Δ ${c.delta})` : ''} |`);
+      out.push(`| ${cell(c.system)} | ${cell(c.metric)} | ${c.aggregation} | ${num(c.baseline_score)} | ${num(c.score)} | ${num(c.diff)} | ${c.ci ? `${num(c.ci[0])} – ${num(c.ci[1])}` : ''} | ${icon[c.status]}${c.delta !== null ? ` (Δ ${c.delta})` : ''} |`);
     }
     const bad = run.baseline.comparisons.filter((c) => c.status === 'failed' || ((c.status === 'not-comparable' || c.status === 'missing') && c.delta !== null));
     if (bad.length) out.push('', ...bad.map((c) => `- ${cell(c.reason)}`));

@@ -38,16 +38,23 @@ function popcount(x: number): number {
 const STRIPE_WORDS = 256;
 
 /**
- * Work bound of one LCS, in 32-bit word steps plus one per text look-up: 2^30 is about 4 s here, reached for
- * example by two lines of 200k tokens from a handful of distinct ones (on large vocabularies far longer lines pass:
- * a text token absent from a stripe costs one look-up, so two 1M-token lines of distinct words take ~3 s). rouge-score
- * itself would build a table of 4e10 Python ints for such a pair. Past the bound a WorkBoundError says so; the
+ * Default work bound of one LCS, in 32-bit word steps plus one per text look-up: 2^34, about a minute on one core
+ * here (two lines of 300k tokens from a handful of distinct ones take ~10 s; on large vocabularies far longer lines
+ * pass: a text token absent from a stripe costs one look-up). It is there so that one pathological segment fails in
+ * a bounded time with a message rather than run for hours (rouge-score itself would build a table of 9e10 Python
+ * ints for the 300k pair); callers pass another bound (`score --max-work`). Past it a WorkBoundError says so; the
  * scoring loop adds which segment it was.
  */
-export const MAX_LCS_WORD_STEPS = 2 ** 30;
+export const MAX_LCS_WORD_STEPS = 2 ** 34;
 
-function lcsBoundError(what: string): WorkBoundError {
-  return new WorkBoundError(`${what} exceeds the bound of ${MAX_LCS_WORD_STEPS} word steps (split such long lines)`);
+/** A bound as `--max-work` takes it: `2^N` for a power of two, else the number. */
+export function describeSteps(steps: number): string {
+  const power = Math.log2(steps);
+  return Number.isInteger(power) ? `2^${power}` : String(steps);
+}
+
+function lcsBoundError(what: string, maxSteps: number): WorkBoundError {
+  return new WorkBoundError(`${what} exceeds the bound of ${describeSteps(maxSteps)} word steps (split such long lines, or raise it with --max-work)`);
 }
 
 /**
@@ -97,8 +104,8 @@ let keyLocal = new Int32Array(1024);
 const keysScratch = new Int32Scratch();
 
 /** Length of a longest common subsequence of `a` and `b` (tokens compared with ===), in O(n m / 32) word steps. */
-export function lcsLength<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
-  if (a instanceof Int32Array && b instanceof Int32Array) return lcsLengthOfIds(a, 0, a.length, b, 0, b.length);
+export function lcsLength<T>(a: ArrayLike<T>, b: ArrayLike<T>, maxSteps = MAX_LCS_WORD_STEPS): number {
+  if (a instanceof Int32Array && b instanceof Int32Array) return lcsLengthOfIds(a, 0, a.length, b, 0, b.length, maxSteps);
   // A common prefix or suffix is part of some LCS; stripping it is exact and free.
   let lo = 0;
   let aHi = a.length;
@@ -109,14 +116,14 @@ export function lcsLength<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
   // The shorter side is the pattern (fewer bits); text tokens absent from it can never match and are dropped.
   const swap = aHi > bHi;
   if (Math.min(aHi, bHi) === lo) return common;
-  return common + (swap ? internedLcs(b, lo, bHi, a, lo, aHi) : internedLcs(a, lo, aHi, b, lo, bHi));
+  return common + (swap ? internedLcs(b, lo, bHi, a, lo, aHi, maxSteps) : internedLcs(a, lo, aHi, b, lo, bHi, maxSteps));
 }
 
 /**
  * lcsLength of the integer tokens a[aStart, aEnd) and b[bStart, bEnd) (the two may share one array), with local
  * ids from a table rather than a Map: no allocation per call once the scratch buffers have grown.
  */
-export function lcsLengthOfIds(a: Int32Array, aStart: number, aEnd: number, b: Int32Array, bStart: number, bEnd: number): number {
+export function lcsLengthOfIds(a: Int32Array, aStart: number, aEnd: number, b: Int32Array, bStart: number, bEnd: number, maxSteps = MAX_LCS_WORD_STEPS): number {
   let aLo = aStart;
   let bLo = bStart;
   let aHi = aEnd;
@@ -144,7 +151,7 @@ export function lcsLengthOfIds(a: Int32Array, aStart: number, aEnd: number, b: I
     if (key >= table.length) {
       if (key >= KEY_LIMIT) {
         for (let k = 0; k < distinct; k++) table[keys[k]] = 0;
-        return common + internedLcs(p, pLo, pHi, t, tLo, tHi);
+        return common + internedLcs(p, pLo, pHi, t, tLo, tHi, maxSteps);
       }
       const grown = new Int32Array(Math.min(KEY_LIMIT, Math.max(key + 1, 2 * table.length)));
       grown.set(table);
@@ -166,11 +173,11 @@ export function lcsLengthOfIds(a: Int32Array, aStart: number, aEnd: number, b: I
     if (id !== 0) text[n++] = id - 1;
   }
   for (let k = 0; k < distinct; k++) table[keys[k]] = 0;
-  return common + lcsOfIds(pattern, m, distinct, text, n);
+  return common + lcsOfIds(pattern, m, distinct, text, n, maxSteps);
 }
 
 /** LCS length of p[pLo, pHi) and t[tLo, tHi), with local ids from a Map (any tokens). */
-function internedLcs<T>(p: ArrayLike<T>, pLo: number, pHi: number, t: ArrayLike<T>, tLo: number, tHi: number): number {
+function internedLcs<T>(p: ArrayLike<T>, pLo: number, pHi: number, t: ArrayLike<T>, tLo: number, tHi: number, maxSteps: number): number {
   const m = pHi - pLo;
   const pattern = patternScratch.get(m);
   const text = textScratch.get(tHi - tLo);
@@ -185,10 +192,10 @@ function internedLcs<T>(p: ArrayLike<T>, pLo: number, pHi: number, t: ArrayLike<
     const id = ids.get(t[j]);
     if (id !== undefined) text[n++] = id;
   }
-  return lcsOfIds(pattern, m, ids.size, text, n);
+  return lcsOfIds(pattern, m, ids.size, text, n, maxSteps);
 }
 /** LCS length of pattern[0, m) and text[0, n), local ids in [0, distinct), every text id occurring in the pattern. */
-function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32Array, n: number): number {
+function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32Array, n: number, maxSteps: number): number {
   if (m <= 32) {
     // One word: V is a plain int32, the carry out of the top bit is dropped (nothing above it).
     const masks = masksScratch.get(distinct);
@@ -234,7 +241,7 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
     let first = sw;
     steps += n; // one look-up per text token
     for (let j = 0; j < n; j++) {
-      if ((j & 0xffff) === 0 && steps > MAX_LCS_WORD_STEPS) break; // the scratch is cleaned up below first
+      if ((j & 0xffff) === 0 && steps > maxSteps) break; // the scratch is cleaned up below first
       const row = slot[text[j]];
       let c = carry[j];
       if (row === 0 && c === 0) continue; // no match bits, no carry: the stripe is unchanged
@@ -264,7 +271,7 @@ function lcsOfIds(pattern: Int32Array, m: number, distinct: number, text: Int32A
     }
     for (const id of inStripe) slot[id] = 0;
     masks.fill(0, 0, (inStripe.length + 1) * sw);
-    if (steps > MAX_LCS_WORD_STEPS) throw lcsBoundError(`an LCS of ${m} x ${n} tokens`);
+    if (steps > maxSteps) throw lcsBoundError(`an LCS of ${m} x ${n} tokens`, maxSteps);
   }
   return lcs;
 }
@@ -289,11 +296,11 @@ export function alignmentSteps(rows: number, cols: number): number {
  * stored as the bit-parallel vector V after ref[0..i) (T[i][j] = the zero bits of V below j), filled in
  * O(|ref| |can| / 32) word steps. `tableWords` (tests) moves the size past which rows are recomputed.
  */
-export function lcsIndices<T>(ref: ArrayLike<T>, can: ArrayLike<T>, tableWords = MAX_TABLE_WORDS): number[] {
+export function lcsIndices<T>(ref: ArrayLike<T>, can: ArrayLike<T>, tableWords = MAX_TABLE_WORDS, maxSteps = MAX_LCS_WORD_STEPS): number[] {
   const rows = ref.length;
   const cols = can.length;
   if (rows === 0 || cols === 0) return [];
-  if (alignmentSteps(rows, cols) > MAX_LCS_WORD_STEPS) throw lcsBoundError(`an LCS alignment of ${rows} x ${cols} tokens`);
+  if (alignmentSteps(rows, cols) > maxSteps) throw lcsBoundError(`an LCS alignment of ${rows} x ${cols} tokens`, maxSteps);
   const W = (cols + 31) >>> 5;
   const ids = new Map<T, number>();
   for (let i = 0; i < rows; i++) if (!ids.has(ref[i])) ids.set(ref[i], -1);

@@ -1,11 +1,11 @@
 import { InputError, UsageError, writing } from '../errors.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MetricScore, ScoreReport } from '../api/score.js';
+import type { MetricScore, ScoreReport } from './score.js';
 import { VERSION } from '../version.js';
 import type { ModelSpec } from '../llm/model-spec.js';
-import { COMBINATIONS, krippendorffAlphaInterval, selfConsistency, type Combination } from './ensemble.js';
-import type { Judge, JudgeContext, JudgeOutcome } from './judge.js';
+import { COMBINATIONS, krippendorffAlphaInterval, selfConsistency, type Combination } from '../judges/ensemble.js';
+import type { Judge, JudgeContext, JudgeOutcome } from '../judges/judge.js';
 
 /**
  * Runs a judge over systems x segments x repeats and reports in the shape of `codegauge score`: one metric entry
