@@ -126,7 +126,8 @@ export class LlmClient {
 
   /** The process's local models as this client runs them (its concurrency as sequences, its store as hash memo). */
   localModels(): LocalModels {
-    this.local ??= new LocalModels({ sequences: this.options.concurrency, memo: this.options.store ?? null, ...this.options.local });
+    const local = this.options.local ?? {};
+    this.local ??= new LocalModels({ ...local, sequences: local.sequences ?? this.options.concurrency, memo: local.memo !== undefined ? local.memo : (this.options.store ?? null) });
     return this.local;
   }
 

@@ -408,7 +408,8 @@ export class LocalModels {
       this.stats.requests++;
       this.stats.promptTokens += result.promptTokens;
       this.stats.completionTokens += result.completionTokens;
-      return result;
+      // A schema is always decoded as a grammar here, never degraded to JSON mode.
+      return request.schema ? { ...result, format: 'schema' } : result;
     } finally {
       if (generating) this.stats.generatingMs += this.generating.stop(this.now());
       this.stats.busyMs += this.busy.stop(this.now());
