@@ -80,8 +80,11 @@ function isMissingModule(e: unknown): boolean {
   return (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') && String(err.message).includes(NODE_LLAMA_CPP);
 }
 
-/** node-llama-cpp, or a UsageError naming the one command that installs it. */
-export async function loadNodeLlamaCpp<T = Lib>(purpose: string, importer: () => Promise<unknown> = () => import('node-llama-cpp')): Promise<T> {
+/**
+ * node-llama-cpp, or a UsageError naming the one command that installs it. Typed `unknown` to callers: the published
+ * types must compile where the optional package is not installed.
+ */
+export async function loadNodeLlamaCpp<T = unknown>(purpose: string, importer: () => Promise<unknown> = () => import('node-llama-cpp')): Promise<T> {
   try {
     return (await importer()) as T;
   } catch (e) {
