@@ -120,7 +120,7 @@ describe('structured replies', () => {
     expect(grade).toEqual({
       name: 'grade',
       strict: true,
-      schema: { type: 'object', properties: { score: { type: 'integer', enum: [0, 1, 2, 3, 4] }, reason: { type: 'string' } }, required: ['score', 'reason'], additionalProperties: false },
+      schema: { type: 'object', properties: { score: { type: 'integer', enum: [0, 1, 2, 3, 4] }, reason: { type: 'string', maxLength: 300 } }, required: ['score', 'reason'], additionalProperties: false },
     });
     expect(a.err).not.toContain('refused');
 

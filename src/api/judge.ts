@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MetricScore, ScoreReport } from './score.js';
 import { VERSION } from '../version.js';
+import { signedModelName } from '../llm/local-model.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { COMBINATIONS, krippendorffAlphaInterval, selfConsistency, type Combination } from '../judges/ensemble.js';
 import type { Judge, JudgeContext, JudgeOutcome } from '../judges/judge.js';
@@ -39,9 +40,14 @@ export interface JudgeRunInput {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** `grading`: `logprob` when grades are the probability-weighted mean of the grade tokens (G-Eval), else `text`. */
-export function judgeSignature(judge: Judge, modelName: string, temperature: number, repeat: number, grading: 'text' | 'logprob' = 'text'): string {
-  return `${judge.method}|model:${modelName}|temp:${temperature}|prompt:${judge.promptVersion}|${judge.settings}|grade:${grading}|repeat:${repeat}|version:${VERSION}`;
+/**
+ * `grading`: `logprob` when grades are the probability-weighted mean of the grade tokens (G-Eval), else `text`.
+ * `localModel`: for a llama: or hf: model, its identity (`gguf(sha256=...,quant=...,ctx=...)`, after the name) and
+ * `grammar:json-schema`: its structured replies were decoded under the schema's grammar, not merely asked for.
+ */
+export function judgeSignature(judge: Judge, modelName: string, temperature: number, repeat: number, grading: 'text' | 'logprob' = 'text', localModel?: string): string {
+  const model = localModel ? `${signedModelName(modelName, localModel)}|grammar:json-schema` : modelName;
+  return `${judge.method}|model:${model}|temp:${temperature}|prompt:${judge.promptVersion}|${judge.settings}|grade:${grading}|repeat:${repeat}|version:${VERSION}`;
 }
 
 const safeName = (s: string) => s.replace(/[^\w.-]+/g, '_');
@@ -122,7 +128,10 @@ export async function judgeSystems(input: JudgeRunInput): Promise<ScoreReport> {
   const total = models.length * input.systems.length * n * repeat;
   let done = 0;
   input.onProgress?.(0, total);
-  const signatures = models.map((m) => judgeSignature(input.judge, m.name, input.context.temperature, repeat, grading));
+  // A local model's file is resolved here (an hf: one downloaded), before any request: a file that is not GGUF
+  // stops the run at once.
+  const identities = await Promise.all(models.map((m) => input.context.client.modelSignature(m.spec)));
+  const signatures = models.map((m, i) => judgeSignature(input.judge, m.name, input.context.temperature, repeat, grading, identities[i]));
   const method = input.judge.method;
   // outcomes[system][model][segment][repeat]
   const outcomes: JudgeOutcome[][][][] = [];
@@ -168,7 +177,7 @@ export async function judgeSystems(input: JudgeRunInput): Promise<ScoreReport> {
           metric,
           name: metric,
           score: graded.length ? graded.reduce((a, b) => a + b, 0) / graded.length : NaN,
-          signature: `${metric}|judges:${names.join('+')}|temp:${input.context.temperature}|prompt:${input.judge.promptVersion}|${input.judge.settings}|grade:${grading}|repeat:${repeat}|version:${VERSION}`,
+          signature: `${metric}|judges:${models.map((m, i) => signedModelName(m.name, identities[i])).join('+')}${identities.some(Boolean) ? '|grammar:json-schema' : ''}|temp:${input.context.temperature}|prompt:${input.judge.promptVersion}|${input.judge.settings}|grade:${grading}|repeat:${repeat}|version:${VERSION}`,
           details: { graded: graded.length, failures: n - graded.length, judges: models.length, krippendorff_alpha: alpha, krippendorff_alpha_all: alphaAll },
           segments,
         });

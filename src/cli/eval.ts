@@ -59,7 +59,7 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       .addOption(new Option('--benchmark <name>', `bundled problems: ${Object.keys(BENCHMARKS).join(', ')}`).conflicts('problems'))
       .option('--problems <file>', 'problems (.jsonl or .jsonl.gz): human-eval, MultiPL-E or HumanEval-X format')
       .option('--lang <language>', 'language of --problems when the file does not say')
-      .requiredOption('--model <spec>', 'the model that writes the code: openai:MODEL or ollama:MODEL')
+      .requiredOption('--model <spec>', 'the model that writes the code: openai:MODEL, ollama:MODEL, llama:PATH.gguf or hf:OWNER/REPO[:FILE.gguf]')
       .option('--n <n>', 'samples per problem (sample s is asked with seed --seed + s)', integerIn('--n', 1, 10_000), 1)
       .option('--k <list>', 'pass@k and pass^k for these k (comma-separated; default 1 and n)', list)
       .option('--limit <n>', 'only the first n problems', integerIn('--limit', 1))

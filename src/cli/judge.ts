@@ -63,7 +63,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       .command('judge')
       .description('grade generated code with an LLM judge: DSA-CQE (decompositional), dsa-simple (one-step analysis) or ice (single-step, ICE-Score style)')
       .addOption(new Option('--method <method>', 'judge').choices(['dsa', 'dsa-simple', 'ice']).makeOptionMandatory())
-      .requiredOption('--model <spec>', 'judge model: openai:MODEL or ollama:MODEL; repeat for an ensemble of judges (each judge\'s scores, their mean/median/majority and agreement)', collect)
+      .requiredOption('--model <spec>', 'judge model: openai:MODEL, ollama:MODEL, llama:PATH.gguf or hf:OWNER/REPO[:FILE.gguf]; repeat for an ensemble of judges (each judge\'s scores, their mean/median/majority and agreement)', collect)
       .requiredOption('--refs <file>', 'reference code (.txt or .jsonl); the first reference of each segment is used', collect)
       .requiredOption('--hyps <file>', 'generated code of one system; repeat for several systems', collect)
       .option('--problems <file>', 'problem statements, one per segment (.txt or .jsonl)')
@@ -155,7 +155,7 @@ export function addJudgeCommand(program: Command, io: CliIo): void {
       const failures = judgeFailures(report);
       io.err(`${batchLine ?? runtime.client.summary()}\n`);
       for (const r of runtime.client.refusals()) {
-        const what = r.refused.map((f) => (f === 'schema' ? 'JSON schemas (asked in JSON mode instead)' : 'log-probabilities (grades read from the text)')).join(' and ');
+        const what = r.refused.map((f) => (f === 'schema' ? 'JSON schemas (asked in JSON mode instead)' : f === 'schema-bounds' ? 'length bounds in JSON schemas (asked without them)' : 'log-probabilities (grades read from the text)')).join(' and ');
         io.err(`codegauge: ${r.endpoint} refused ${what} for ${r.kind}:${r.model}, for the rest of the run\n`);
       }
       if (opts.logprobs) {

@@ -80,7 +80,7 @@ export function addSbcCommands(program: Command, io: CliIo): void {
       .command('run')
       .description('generate code for each requirement, reverse-generate the requirement, score (requirements x models x iterations)')
       .requiredOption('--dataset <file>', 'JSON array of {question_id, requirement, implementation_layer, programming_language}')
-      .requiredOption('--model <spec>', 'openai:MODEL or ollama:MODEL; repeat for several', collect)
+      .requiredOption('--model <spec>', 'openai:MODEL, ollama:MODEL, llama:PATH.gguf or hf:OWNER/REPO[:FILE.gguf]; repeat for several', collect)
       .option('--iterations <n>', 'runs per requirement and model', integerIn('--iterations', 1, 1000), 3)
       .option('--limit <n>', 'only the first n requirements', integerIn('--limit', 1))
       .option('--shard <i/N>', 'only shard i of N of the requirements (a deterministic split by question_id); results go to OUT/shard-i-of-N', parseShard)

@@ -182,7 +182,7 @@ function checkConfig(loaded: LoadedConfig): void {
     try {
       parseModelSpec(value);
     } catch {
-      throw error(path, `"${value}" is neither a name in models (${Object.keys(config.models).join(', ') || 'none'}) nor a model spec (openai:MODEL, ollama:MODEL)`);
+      throw error(path, `"${value}" is neither a name in models (${Object.keys(config.models).join(', ') || 'none'}) nor a model spec (openai:MODEL, ollama:MODEL, llama:PATH.gguf, hf:OWNER/REPO[:FILE.gguf])`);
     }
   };
   const specs = config.metrics.map(metricSpec);

@@ -83,7 +83,7 @@ export const execSchema = z
 
 export const modelSchema = z
   .object({
-    /** `openai:MODEL` or `ollama:MODEL`. */
+    /** `openai:MODEL`, `ollama:MODEL`, `llama:PATH.gguf` (relative to the working folder) or `hf:OWNER/REPO[:FILE.gguf]`. */
     model: z.string().min(1),
     base_url: z.union([z.string().url(), z.array(z.string().url()).min(1)]).optional(),
     /** Name of the environment variable that holds the API key (never the key itself). */

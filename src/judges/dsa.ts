@@ -1,7 +1,8 @@
 import { decompose, type CodeUnit } from '../code/decompose.js';
+import { InputError } from '../errors.js';
 import { resolveLanguage } from '../code/languages.js';
 import type { ChatMessage } from '../llm/types.js';
-import { askGrade, askStructured, GRADE_SCHEMA, objectSchema, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
+import { askGrade, askStructured, boundedString, GRADE_SCHEMA, objectSchema, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
 import { extractJsonObject, readEntities } from './replies.js';
 import { fenced, UNTRUSTED_NOTICE } from './untrusted.js';
 
@@ -42,15 +43,18 @@ export class SemanticStorage {
   }
 }
 
+// Every string and array is bounded (see judge.ts): a unit's entities are the few it defines or changes; a program's
+// semantics "a few sentences"; the differences of two programs a short list of one-sentence items.
 const ENTITIES = {
   type: 'array',
-  items: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } }, required: ['name', 'description'], additionalProperties: false },
+  maxItems: 8,
+  items: { type: 'object', properties: { name: boundedString(60), description: boundedString(200) }, required: ['name', 'description'], additionalProperties: false },
 };
-export const UNIT_SCHEMA = objectSchema('unit_analysis', { summary: { type: 'string' }, entities: ENTITIES });
-export const UNIT_SUMMARY_SCHEMA = objectSchema('unit_analysis', { summary: { type: 'string' } });
+export const UNIT_SCHEMA = objectSchema('unit_analysis', { summary: boundedString(500), entities: ENTITIES });
+export const UNIT_SUMMARY_SCHEMA = objectSchema('unit_analysis', { summary: boundedString(500) });
 export const STORAGE_UPDATE_SCHEMA = objectSchema('storage_update', { entities: ENTITIES });
-export const SEMANTICS_SCHEMA = objectSchema('program_semantics', { semantics: { type: 'string' } });
-export const DIFFERENCES_SCHEMA = objectSchema('differences', { differences: { type: 'array', items: { type: 'string' } } });
+export const SEMANTICS_SCHEMA = objectSchema('program_semantics', { semantics: boundedString(1200) });
+export const DIFFERENCES_SCHEMA = objectSchema('differences', { differences: { type: 'array', maxItems: 10, items: boundedString(250) } });
 
 const ENTITIES_FORMAT = '[{"name": "<name>", "description": "<what the entity holds or does after this part>"}]';
 const entitiesScope = (unit: CodeUnit) =>
@@ -254,6 +258,8 @@ export class DsaJudge implements Judge {
       if (reading.distribution) trace.grade_distribution = reading.distribution;
       return { grade: reading.grade, textGrade: reading.text, gradeSource: reading.source, trace };
     } catch (e) {
+      // A usage problem (a prompt the model's context cannot hold) stops the run; everything answered is cached.
+      if (e instanceof InputError) throw e;
       return { grade: null, error: (e as Error).message, trace };
     }
   }

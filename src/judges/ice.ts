@@ -1,3 +1,4 @@
+import { InputError } from '../errors.js';
 import type { ChatMessage } from '../llm/types.js';
 import { askGrade, EVALUATED_GRADE_SCHEMA, promptHash, type Judge, type JudgeContext, type JudgeOutcome, type JudgeSample } from './judge.js';
 import { fenced, UNTRUSTED_NOTICE } from './untrusted.js';
@@ -96,6 +97,8 @@ export class IceJudge implements Judge {
         trace: { replies, ...(reading.distribution ? { grade_distribution: reading.distribution } : {}) },
       };
     } catch (e) {
+      // A usage problem (a prompt the model's context cannot hold) stops the run; everything answered is cached.
+      if (e instanceof InputError) throw e;
       // Unreadable replies and server errors alike are a failure of the judge, not a grade.
       return { grade: null, error: (e as Error).message, trace: { replies } };
     }

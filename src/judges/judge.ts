@@ -184,8 +184,20 @@ export function objectSchema(name: string, properties: Record<string, Record<str
   return { name, schema: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false } };
 }
 
+/**
+ * Schemas are written for grammar-constrained decoding (a local llama.cpp model follows them token by token, and a
+ * weak one cannot answer outside them), so every part is bounded:
+ * - grades are an `enum` of the integers 0-4: llama.cpp's JSON-schema grammar ignores minimum/maximum and lets an
+ *   integer take an exponent ({"score": 9E204817});
+ * - every string has a maxLength and every array a maxItems: at temperature 0 a weak model never closes a free-text
+ *   field on its own, and the reply would run to the end of the context.
+ * Servers that do not take the length bounds are asked without them (see LlmClient).
+ */
+export const GRADES = [0, 1, 2, 3, 4];
+export const boundedString = (maxLength: number) => ({ type: 'string', maxLength });
+
 /** The schema of a grade reply: {"score": 0-4, "reason": "..."}. */
-export const GRADE_SCHEMA = objectSchema('grade', { score: { type: 'integer', enum: [0, 1, 2, 3, 4] }, reason: { type: 'string' } });
+export const GRADE_SCHEMA = objectSchema('grade', { score: { type: 'integer', enum: GRADES }, reason: boundedString(300) });
 
 /** The schema of a re-asked free-text grade: the evaluation first, then the grade. */
-export const EVALUATED_GRADE_SCHEMA = objectSchema('evaluated_grade', { evaluation: { type: 'string' }, score: { type: 'integer', enum: [0, 1, 2, 3, 4] } });
+export const EVALUATED_GRADE_SCHEMA = objectSchema('evaluated_grade', { evaluation: boundedString(1000), score: { type: 'integer', enum: GRADES } });

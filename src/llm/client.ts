@@ -1,7 +1,9 @@
+import { LOCAL_SAMPLER, LocalModels, type LocalRuntimeOptions, type LocalUsage } from './llama-runtime.js';
+import { identitySignature } from './local-model.js';
 import { OllamaProvider, OpenAIProvider } from './providers.js';
 import { canonicalKey, type LlmStore } from './store.js';
 import { LlmError, type ChatRequest, type ChatResult, type Provider } from './types.js';
-import type { ModelSpec } from './model-spec.js';
+import { isLocalSpec, type LocalKind, type ModelSpec, type ServerKind } from './model-spec.js';
 
 /**
  * The LLM runtime: a pool of servers for each API kind (requests go to the least busy one, so one run can use a
@@ -12,6 +14,10 @@ import type { ModelSpec } from './model-spec.js';
  * response_format/json_schema/format) is asked again at once in JSON mode, and every later schema request to it
  * goes in JSON mode for the rest of the run; one that refuses log-probabilities is asked without them. The cache key
  * is the request as codegauge made it, so a cached reply does not depend on which server answered it.
+ *
+ * `llama:` and `hf:` models run in this process (llama-runtime.ts): no pool, retries or timeout (a local failure is
+ * not transient), `concurrency` parallel sequences, and a cache key that names the GGUF file by its SHA-256 with its
+ * quantisation, context size and sampler instead of a model name, so a rerun needs neither the model nor a server.
  */
 export interface LlmClientOptions {
   /** OpenAI-compatible base URLs (several spread the load). */
@@ -32,6 +38,8 @@ export interface LlmClientOptions {
   prices?: Record<string, { prompt: number; completion: number }>;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** llama: and hf: models: threads, context size, downloads (sequences default to `concurrency`). */
+  local?: LocalRuntimeOptions;
 }
 
 export interface Usage {
@@ -46,8 +54,26 @@ export interface Usage {
   costUsd: number;
 }
 
-/** What a server refused: JSON schemas (then JSON mode) or log-probabilities (then none). */
-export type Refusal = 'schema' | 'logprobs';
+/**
+ * What a server refused: the length bounds of JSON schemas (then schemas without them: OpenAI's strict mode does
+ * not take maxLength), JSON schemas (then JSON mode) or log-probabilities (then none).
+ */
+export type Refusal = 'schema-bounds' | 'schema' | 'logprobs';
+
+const BOUND_KEYWORDS = ['maxLength', 'minLength', 'maxItems', 'minItems'];
+
+/** A JSON schema without its length bounds (a property may still be called maxLength). */
+export function withoutBounds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutBounds);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([k]) => !BOUND_KEYWORDS.includes(k))
+      .map(([k, v]) => [k, k === 'properties' && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([name, p]) => [name, withoutBounds(p)])) : withoutBounds(v)]),
+  );
+}
+
+const hasBounds = (schema: unknown): boolean => JSON.stringify(schema) !== JSON.stringify(withoutBounds(schema));
 
 /** Whether an error is a server refusing a request feature rather than failing: an HTTP 4xx (or a 500/501 naming
  * the feature, as some llama.cpp builds answer a schema they cannot compile) whose message names it. */
@@ -59,6 +85,7 @@ export function refusedFeature(error: unknown, request: ChatRequest): Refusal | 
   if (!clientError && status !== 500 && status !== 501) return null;
   if (request.topLogprobs !== undefined && /logprob/i.test(message)) return 'logprobs';
   if (request.schema) {
+    if (clientError && /maxLength|minLength|maxItems|minItems/.test(message) && hasBounds(request.schema.schema)) return 'schema-bounds';
     if (clientError && /response_format|json_schema|schema|grammar|structured|\bformat\b/i.test(message)) return 'schema';
     if (!clientError && /json_schema|schema|grammar/i.test(message)) return 'schema';
   }
@@ -71,11 +98,12 @@ class Slot {
 }
 
 export class LlmClient {
-  private readonly pools: Record<'openai' | 'ollama', Slot[]>;
+  private readonly pools: Record<ServerKind, Slot[]>;
+  private local: LocalModels | undefined;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   readonly usage: Usage = { requests: 0, cacheHits: 0, retries: 0, failures: 0, refusals: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
-  private readonly options: Required<Omit<LlmClientOptions, 'store' | 'prices' | 'apiKey' | 'baseUrls' | 'ollamaHosts'>> & LlmClientOptions;
+  private readonly options: Required<Omit<LlmClientOptions, 'store' | 'prices' | 'apiKey' | 'baseUrls' | 'ollamaHosts' | 'local'>> & LlmClientOptions;
 
   constructor(options: LlmClientOptions = {}) {
     this.options = {
@@ -96,7 +124,35 @@ export class LlmClient {
     };
   }
 
-  private pick(kind: 'openai' | 'ollama'): Slot {
+  /** The process's local models as this client runs them (its concurrency as sequences, its store as hash memo). */
+  localModels(): LocalModels {
+    const local = this.options.local ?? {};
+    this.local ??= new LocalModels({ ...local, sequences: local.sequences ?? this.options.concurrency, memo: local.memo !== undefined ? local.memo : (this.options.store ?? null) });
+    return this.local;
+  }
+
+  /**
+   * What a signature adds to a model's name: for llama: and hf: models `gguf(sha256=...,quant=...,ctx=...)` (the file
+   * is resolved, and an hf: file downloaded, but no model is loaded); nothing for servers.
+   */
+  async modelSignature(spec: ModelSpec): Promise<string | undefined> {
+    return isLocalSpec(spec) ? identitySignature((await this.localModels().resolve(spec)).identity) : undefined;
+  }
+
+  /** Tokens and inference time of the local models, or undefined when none ran. */
+  localUsage(): LocalUsage | undefined {
+    return this.local?.usage();
+  }
+
+  /** The request as the cache key sees it: a local model by its file's identity, a server's by kind and name. */
+  private async canonical(spec: ModelSpec, request: ChatRequest | { embed: string[] }): Promise<object> {
+    const sent = 'embed' in request ? request : { ...request, temperature: request.temperature ?? 0 };
+    if (!isLocalSpec(spec)) return { kind: spec.kind, model: spec.model, ...sent };
+    const { identity } = await this.localModels().resolve(spec);
+    return { kind: 'gguf', model: identity.sha256, quantisation: identity.quantisation, context_size: identity.contextSize, ...('embed' in request ? {} : { sampler: LOCAL_SAMPLER }), ...sent };
+  }
+
+  private pick(kind: ServerKind): Slot {
     const pool = this.pools[kind];
     if (pool.length === 0) {
       throw new LlmError(kind === 'openai' ? 'no OpenAI-compatible server: give --base-url or set OPENAI_BASE_URL' : 'no Ollama host configured');
@@ -119,7 +175,7 @@ export class LlmClient {
   }
 
   /** Runs `attempt` with retries: exponential backoff with full jitter, or the server's Retry-After. */
-  private async withRetries<T>(attempt: (slot: Slot, signal: AbortSignal) => Promise<T>, kind: 'openai' | 'ollama'): Promise<T> {
+  private async withRetries<T>(attempt: (slot: Slot, signal: AbortSignal) => Promise<T>, kind: ServerKind): Promise<T> {
     let lastError: unknown;
     for (let i = 0; i <= this.options.retries; i++) {
       const slot = this.pick(kind);
@@ -161,6 +217,7 @@ export class LlmClient {
     if (!refused) return request;
     let adapted = request;
     if (refused.has('schema') && adapted.schema) adapted = { ...adapted, schema: undefined, json: true };
+    else if (refused.has('schema-bounds') && adapted.schema) adapted = { ...adapted, schema: { ...adapted.schema, schema: withoutBounds(adapted.schema.schema) as Record<string, unknown> } };
     if (refused.has('logprobs') && adapted.topLogprobs !== undefined) adapted = { ...adapted, topLogprobs: undefined };
     return adapted;
   }
@@ -189,7 +246,7 @@ export class LlmClient {
    * still in flight is shared rather than sent again.
    */
   async chat(spec: ModelSpec, request: ChatRequest): Promise<ChatResult> {
-    const canonical = { kind: spec.kind, model: spec.model, ...request, temperature: request.temperature ?? 0 };
+    const canonical = await this.canonical(spec, request);
     const key = canonicalKey(canonical);
     const pending = this.inFlight.get(key);
     if (pending) {
@@ -217,7 +274,7 @@ export class LlmClient {
     }
     await this.acquire();
     try {
-      const result = await this.withRetries((slot, signal) => this.send(slot, spec, request, signal), spec.kind);
+      const result = isLocalSpec(spec) ? await this.runLocal(() => this.localModels().chat(spec, request)) : await this.withRetries((slot, signal) => this.send(slot, spec, request, signal), spec.kind as ServerKind);
       this.usage.requests++;
       this.usage.promptTokens += result.promptTokens;
       this.usage.completionTokens += result.completionTokens;
@@ -230,8 +287,19 @@ export class LlmClient {
     }
   }
 
+  /** A local request: a failure is counted, never retried (llama.cpp fails the same way again). */
+  private async runLocal<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      this.usage.failures++;
+      throw e;
+    }
+  }
+
   async embed(spec: ModelSpec, texts: string[]): Promise<number[][]> {
-    const key = canonicalKey({ kind: spec.kind, model: spec.model, embed: texts });
+    const canonical = await this.canonical(spec, { embed: texts });
+    const key = canonicalKey(canonical);
     const store = this.options.store;
     if (store && !this.options.noCache) {
       const hit = store.cachedResponse<number[][]>(key);
@@ -242,9 +310,11 @@ export class LlmClient {
     }
     await this.acquire();
     try {
-      const vectors = await this.withRetries((slot, signal) => slot.provider.embed(spec.model, texts, signal), spec.kind);
+      const vectors = isLocalSpec(spec)
+        ? await this.runLocal(() => this.localModels().embed(spec as ModelSpec & { kind: LocalKind }, texts))
+        : await this.withRetries((slot, signal) => slot.provider.embed(spec.model, texts, signal), spec.kind as ServerKind);
       this.usage.requests++;
-      store?.cacheResponse(key, { kind: spec.kind, model: spec.model, embed: texts }, vectors);
+      store?.cacheResponse(key, canonical, vectors);
       return vectors;
     } finally {
       this.release();
@@ -260,6 +330,7 @@ export class LlmClient {
   summary(): string {
     const u = this.usage;
     const cost = u.costUsd > 0 ? `, cost $${u.costUsd.toFixed(4)}` : '';
-    return `${u.requests} requests, ${u.cacheHits} cache hits, ${u.retries} retries, ${u.failures} failures, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens${cost}`;
+    const local = this.local?.summary();
+    return `${u.requests} requests, ${u.cacheHits} cache hits, ${u.retries} retries, ${u.failures} failures, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens${cost}${local ? `\n${local}` : ''}`;
   }
 }

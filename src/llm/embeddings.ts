@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { loadTransformers } from './transformers.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { LlmClient } from './client.js';
+import { signedModelName } from './local-model.js';
 import { parseModelSpec } from './model-spec.js';
 
 /**
@@ -11,7 +12,10 @@ import { parseModelSpec } from './model-spec.js';
  * - `local`: transformers.js running `Xenova/all-MiniLM-L6-v2` (fp32, mean pooling, L2-normalised — what
  *   sentence-transformers does for all-MiniLM-L6-v2), downloaded once into a cache folder, or read from
  *   `--embed-model-dir` with no network;
- * - `ollama:MODEL` / `openai:MODEL`: through the LLM runtime (cached like chat replies).
+ * - `ollama:MODEL` / `openai:MODEL`: through the LLM runtime (cached like chat replies);
+ * - `llama:PATH.gguf` / `hf:OWNER/REPO[:FILE.gguf]`: a GGUF embedding model run by llama.cpp in this process, pooled
+ *   as the model declares (`<arch>.pooling_type`, e.g. mean) and L2-normalised, as llama.cpp's embedding tool does;
+ *   its id names the file's SHA-256, quantisation and context size.
  */
 export type Embedder = ((texts: string[]) => Promise<number[][]>) & { id: string };
 
@@ -61,7 +65,9 @@ export async function createEmbedder(options: EmbedderOptions): Promise<Embedder
   const spec = parseModelSpec(options.spec);
   if (!options.client) throw new Error(`embedding model ${options.spec} needs an LLM client`);
   const client = options.client;
-  return Object.assign((texts: string[]) => client.embed(spec, texts), { id: options.spec });
+  // A local model's file is resolved (an hf: one downloaded) now, before any request of the run.
+  const identity = await client.modelSignature(spec);
+  return Object.assign((texts: string[]) => client.embed(spec, texts), { id: signedModelName(options.spec, identity) });
 }
 
 export function cosine(a: number[], b: number[]): number {

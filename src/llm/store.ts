@@ -3,13 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { asOutputError, OutputError } from '../errors.js';
+import type { HashMemo } from './local-model.js';
 
 /**
  * One SQLite file (better-sqlite3, WAL) for two things:
  * - the response cache, content-addressed: the key is a SHA-256 of the canonical request (API kind, model, messages,
  *   sampling settings), so an identical request is never sent twice, whichever server would have answered it;
  * - the run store: one row per finished unit of work in a named run, written in a transaction as soon as it is done,
- *   so an interrupted run (Ctrl-C, kill -9) resumes with nothing lost or done twice.
+ *   so an interrupted run (Ctrl-C, kill -9) resumes with nothing lost or done twice;
+ * - the SHA-256 of local model files by path, size and modification time (a GGUF file is hashed once, not per run).
  */
 export function canonicalKey(value: unknown): string {
   const canonical = (v: unknown): unknown =>
@@ -21,13 +23,15 @@ export function canonicalKey(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex');
 }
 
-export class LlmStore {
+export class LlmStore implements HashMemo {
   private readonly db: Database.Database;
   private readonly getResponse: Database.Statement;
   private readonly putResponse: Database.Statement;
   private readonly getItem: Database.Statement;
   private readonly putItem: Database.Statement;
   private readonly listItems: Database.Statement;
+  private readonly getHash: Database.Statement;
+  private readonly putHash: Database.Statement;
 
   constructor(readonly path: string) {
     try {
@@ -38,6 +42,7 @@ export class LlmStore {
       this.db.exec(`
         CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL, created TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS run_items (run TEXT NOT NULL, item TEXT NOT NULL, result TEXT NOT NULL, created TEXT NOT NULL, PRIMARY KEY (run, item));
+        CREATE TABLE IF NOT EXISTS file_hashes (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, sha256 TEXT NOT NULL);
       `);
     } catch (e) {
       // SQLite says "unable to open database file" or "attempt to write a readonly database": name the file.
@@ -52,6 +57,16 @@ export class LlmStore {
     this.getItem = this.db.prepare('SELECT result FROM run_items WHERE run = ? AND item = ?');
     this.putItem = this.db.prepare('INSERT OR REPLACE INTO run_items (run, item, result, created) VALUES (?, ?, ?, ?)');
     this.listItems = this.db.prepare('SELECT item, result FROM run_items WHERE run = ? ORDER BY rowid');
+    this.getHash = this.db.prepare('SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime = ?');
+    this.putHash = this.db.prepare('INSERT OR REPLACE INTO file_hashes (path, size, mtime, sha256) VALUES (?, ?, ?, ?)');
+  }
+
+  fileHash(path: string, size: number, mtimeMs: number): string | undefined {
+    return (this.getHash.get(path, size, mtimeMs) as { sha256: string } | undefined)?.sha256;
+  }
+
+  rememberFileHash(path: string, size: number, mtimeMs: number, sha256: string): void {
+    this.putHash.run(path, size, mtimeMs, sha256);
   }
 
   cachedResponse<T>(key: string): T | undefined {

@@ -1,9 +1,10 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writing } from '../errors.js';
+import { InputError, writing } from '../errors.js';
 import { stringify } from 'csv-stringify/sync';
 import type { LlmClient } from '../llm/client.js';
 import type { Embedder } from '../llm/embeddings.js';
+import { signedModelName } from '../llm/local-model.js';
 import type { ModelSpec } from '../llm/model-spec.js';
 import { canonicalKey, type LlmStore } from '../llm/store.js';
 import { PROMPT_VERSION, extractCode, generationMessages, reverseMessages } from './prompts.js';
@@ -90,7 +91,10 @@ export interface SbcRunOptions {
 export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
   const weights = options.weights ?? DEFAULT_SBC_WEIGHTS;
   const temperature = options.temperature ?? 0;
-  const runId = canonicalKey({ requirements: options.requirements, models: options.models.map((m) => m.name), iterations: options.iterations, temperature, seed: options.seed, weights, prompt: PROMPT_VERSION, embed: options.embed.id });
+  // A local model is named with its file's identity, so a replaced GGUF file starts a new run instead of resuming.
+  const identities = await Promise.all(options.models.map((m) => options.client.modelSignature(m.spec)));
+  const signedNames = new Map(options.models.map((m, i) => [m.name, signedModelName(m.name, identities[i])]));
+  const runId = canonicalKey({ requirements: options.requirements, models: [...signedNames.values()], iterations: options.iterations, temperature, seed: options.seed, weights, prompt: PROMPT_VERSION, embed: options.embed.id });
   const writer = new RowWriter(options.outDir, SBC_COLUMNS);
   const previous = options.store.items<SbcRow>(runId);
   writer.start(false);
@@ -110,7 +114,7 @@ export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
     if (done.has(item)) return;
     const language = req.programming_language ?? '';
     const layer = req.implementation_layer ?? '';
-    const signature = sbcSignature(options.embed.id, weights, { model: model.name, temperature, promptVersion: PROMPT_VERSION });
+    const signature = sbcSignature(options.embed.id, weights, { model: signedNames.get(model.name)!, temperature, promptVersion: PROMPT_VERSION });
     const base = { question_id: req.question_id, model: model.name, iteration, implementation_layer: layer, programming_language: language, input_requirement: req.requirement, signature };
     let row: SbcRow;
     try {
@@ -126,6 +130,8 @@ export async function runSbc(options: SbcRunOptions): Promise<SbcRow[]> {
       const [score] = await sbcScores([{ input: req.requirement, reverse: reconstructed }], options.embed, weights);
       row = { ...base, reverse_generated_requirement: reconstructed, generated_code: code, ...score, status: 'ok' };
     } catch (e) {
+      // A usage problem (a prompt the model's context cannot hold) stops the run; finished rows are in the store.
+      if (e instanceof InputError) throw e;
       row = { ...base, reverse_generated_requirement: '', generated_code: '', status: 'failed', error: (e as Error).message };
     }
     // Only successful rows are final: a failed one is tried again when the run is resumed.
