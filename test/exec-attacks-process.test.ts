@@ -48,7 +48,9 @@ describe.skipIf(!runs || !isRoot())('process mode as root: programs cannot reach
       expect(r.status, r.stderr).toBe(0);
       const rows = readFileSync(join(dir, 'out', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: string; stderr: string });
       expect(rows[0].stderr).not.toContain('FOUND');
-      expect(rows.map((row) => row.status)).toEqual(['passed', 'runtime_error', 'passed', 'passed']);
+      // the killer reaches only its own server: a correct answer, or the runner it stopped (never codegauge, never a
+      // sandbox error)
+      expect(rows.map((row) => row.status)).toEqual(['passed', expect.stringMatching(/^(passed|runtime_error)$/), 'passed', 'passed']);
       // the process limit (64) held: forks beyond it failed
       expect(Number(/forked (\d+)/.exec(rows[2].stderr)?.[1])).toBeLessThan(64);
       // orphans that left their group and held the pipes neither outlived the sample nor kept the run waiting

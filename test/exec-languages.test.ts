@@ -1,13 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadLanguage, type LanguageId } from '../src/code/languages.js';
+import { loadLanguage } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
 import { UsageError } from '../src/errors.js';
 import { BENCHMARKS, readBenchmark } from '../src/exec/benchmarks/bundled.js';
-import { execLanguage, readProblems, type ExecLanguage, type Problem } from '../src/exec/benchmarks/problems.js';
+import { execLanguage, readProblems } from '../src/exec/benchmarks/problems.js';
 import type { ExecRow } from '../src/exec/run.js';
 import { csharpRunner } from '../src/exec/runners/csharp.js';
 import { goRunner } from '../src/exec/runners/go.js';
@@ -16,11 +15,11 @@ import { runnerFor } from '../src/exec/runners/registry.js';
 import { rubyRunner } from '../src/exec/runners/ruby.js';
 import { rustRunner } from '../src/exec/runners/rust.js';
 import { runSample } from '../src/exec/sample.js';
-import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
 import { findExecutable } from '../src/exec/sandbox/paths.js';
 import { Sandbox } from '../src/exec/sandbox/sandbox.js';
 import { extractCode, loadExtractor } from '../src/extract/extract.js';
 import { hostBait } from './exec-fixtures.js';
+import { CASES, has, hasBwrap, tmp } from './exec-languages-cases.js';
 import { cli } from './helpers.js';
 
 /**
@@ -29,51 +28,6 @@ import { cli } from './helpers.js';
  * compile is compile_error, exiting 0 early is not a pass, an endless loop times out, a huge allocation is `memory`.
  * A language whose toolchain is not installed here is skipped (.ci/run installs them all).
  */
-interface LanguageCase {
-  set: string;
-  language: ExecLanguage;
-  grammar: LanguageId;
-  count: number;
-  missing: number[];
-  /** Doc-comment marker of the prompts. */
-  marker: string;
-  /** A body that compiles for any signature (the prompt's function left open). */
-  stub: string;
-  /** The function closed with the stub (the tests of Rust close it themselves). */
-  closed: (p: Problem) => string;
-  toolchain: string;
-}
-
-const CASES: LanguageCase[] = [
-  {
-    set: 'humaneval-rs', language: 'rust', grammar: 'rust', count: 156, missing: [22, 32, 38, 50, 103, 125, 137, 148], marker: '///',
-    stub: '    unimplemented!()\n', closed: (p) => `${p.prompt}    unimplemented!()\n${p.tests}`, toolchain: 'rustc',
-  },
-  {
-    set: 'humaneval-php', language: 'php', grammar: 'php', count: 161, missing: [32, 38, 50], marker: '//',
-    stub: '    return null;\n}\n', closed: (p) => `${p.prompt}    return null;\n}\n${p.tests}`, toolchain: 'php',
-  },
-  {
-    set: 'humaneval-rb', language: 'ruby', grammar: 'ruby', count: 161, missing: [32, 38, 50], marker: '#',
-    stub: '  nil\nend\n', closed: (p) => `${p.prompt}  nil\nend\n${p.tests}`, toolchain: 'ruby',
-  },
-  {
-    set: 'humaneval-go', language: 'go', grammar: 'go', count: 154, missing: [12, 32, 38, 50, 90, 103, 125, 128, 137, 162], marker: '//',
-    stub: '    panic("stub")\n}\n', closed: (p) => `${p.prompt}    panic("stub")\n}\n${p.tests}`, toolchain: 'go',
-  },
-  {
-    // the tests close the method (and the class)
-    set: 'humaneval-cs', language: 'csharp', grammar: 'c_sharp', count: 158, missing: [32, 38, 50, 103, 125, 137], marker: '//',
-    stub: '        throw new NotImplementedException();\n', closed: (p) => `${p.prompt}        throw new NotImplementedException();\n${p.tests}`, toolchain: 'mcs',
-  },
-];
-
-/** The toolchain is there (C#: mcs, and mono that runs it and the programs). */
-const has = (c: LanguageCase) => (c.language === 'csharp' ? ['mcs', 'mono'] : [c.toolchain]).every((t) => !!findExecutable(t));
-const hasBwrap = bwrapAvailable();
-const tmp = () => mkdtempSync(join(tmpdir(), 'codegauge-languages-'));
-
-/** The doc comment of a prompt: from its first comment line up to the signature (the last line). */
 function docComment(prompt: string, marker: string): string[] {
   const lines = prompt.replace(/\n$/, '').split('\n');
   const first = lines.findIndex((l) => l.trimStart().startsWith(marker));
@@ -125,81 +79,6 @@ describe('bundled MultiPL-E HumanEval (Rust, PHP, Ruby, Go, C#): the data', () =
 });
 
 /** Every prompt with a stub body and its tests, checked by the real toolchain (outside the sandbox: the data is ours). */
-describe('bundled MultiPL-E HumanEval (Rust, PHP, Ruby, Go, C#): every prompt compiles with a stub body', () => {
-  const check = (c: LanguageCase, run: (programs: { id: string; text: string }[], dir: string) => { ok: boolean; detail: string }) => {
-    const dir = tmp();
-    try {
-      const programs = readBenchmark(c.set).problems.map((p) => ({ id: p.taskId, text: c.closed(p) }));
-      const r = run(programs, dir);
-      expect(r.ok, r.detail).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-
-  it.skipIf(!has(CASES[0]))('humaneval-rs: one crate of all 156 programs type-checks (rustc --emit=metadata; skipped without rustc)', () => {
-    check(CASES[0], (programs, dir) => {
-      // each program in a module of its own: its `fn main` is an ordinary function there
-      const crate = `#![allow(warnings)]\n${programs.map((p) => `mod ${p.id.toLowerCase()} {\n${p.text}\n}\n`).join('')}fn main() {}\n`;
-      writeFileSync(join(dir, 'all.rs'), crate);
-      const r = spawnSync('rustc', ['--emit=metadata', '--crate-name', 'all', '-o', join(dir, 'all.rmeta'), join(dir, 'all.rs')], { encoding: 'utf8', timeout: 120_000 });
-      return { ok: r.status === 0, detail: r.stderr.slice(0, 3000) };
-    });
-  }, 150_000);
-
-  // MultiPL-E's PHP HumanEval_23 declares `strlen`, a PHP builtin: "Cannot redeclare strlen()", no sample can pass it
-  it.skipIf(!has(CASES[1]))('humaneval-php: all 161 programs but HumanEval_23 (an upstream fault) lint (php -l; skipped without php)', () => {
-    check(CASES[1], (programs, dir) => {
-      const bad: string[] = [];
-      for (const p of programs) {
-        const file = join(dir, `${p.id}.php`);
-        writeFileSync(file, p.text);
-        const r = spawnSync('php', ['-n', '-d', 'display_errors=stderr', '-l', file], { encoding: 'utf8', timeout: 30_000 });
-        if (r.status !== 0) bad.push(`${p.id}: ${r.stdout}${r.stderr}`);
-      }
-      return { ok: bad.length === 1 && /^HumanEval_23_strlen: [\s\S]*Cannot redeclare strlen\(\)/.test(bad[0]), detail: bad.join('\n') };
-    });
-  }, 120_000);
-
-  it.skipIf(!has(CASES[2]))('humaneval-rb: all 161 programs compile (RubyVM::InstructionSequence, one ruby; skipped without ruby)', () => {
-    check(CASES[2], (programs, dir) => {
-      writeFileSync(join(dir, 'all.json'), JSON.stringify(programs));
-      const script = 'require "json"; bad = JSON.parse(File.read(ARGV[0])).reject { |p| begin; RubyVM::InstructionSequence.compile(p["text"]); true; rescue SyntaxError => e; warn "#{p["id"]}: #{e.message}"; false; end }; exit(bad.empty? ? 0 : 1)';
-      const r = spawnSync('ruby', ['-e', script, join(dir, 'all.json')], { encoding: 'utf8', timeout: 60_000 });
-      return { ok: r.status === 0, detail: r.stderr.slice(0, 3000) };
-    });
-  }, 90_000);
-
-  // MultiPL-E's Go tests of HumanEval 87 do not type-check (`[][]int{[]interface{}{0, 0}, ...}`): no sample can pass it
-  it.skipIf(!has(CASES[3]))('humaneval-go: all 154 programs but HumanEval_87 (an upstream fault) pass go vet, one package each (skipped without go)', () => {
-    check(CASES[3], (programs, dir) => {
-      writeFileSync(join(dir, 'go.mod'), 'module codegauge.test/all\n\ngo 1.18\n');
-      for (const p of programs) {
-        mkdirSync(join(dir, p.id));
-        writeFileSync(join(dir, p.id, 'program_test.go'), p.text);
-      }
-      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GOCACHE: join(dir, '.cache'), GOPATH: join(dir, '.gopath'), GOENV: 'off', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
-      const r = spawnSync('go', ['vet', './...'], { cwd: dir, encoding: 'utf8', timeout: 240_000, env });
-      const failing = [...new Set([...r.stderr.matchAll(/^vet: (HumanEval_\w+)\//gm)].map((m) => m[1]))];
-      return { ok: r.status !== null && JSON.stringify(failing) === JSON.stringify(['HumanEval_87_get_row']), detail: r.stderr.slice(0, 3000) };
-    });
-  }, 300_000);
-
-  it.skipIf(!has(CASES[4]))('humaneval-cs: one assembly of all 158 programs compiles (mcs -d:DEBUG -r:System.Numerics.dll; skipped without mono and mcs)', () => {
-    check(CASES[4], (programs, dir) => {
-      // each program in a namespace of its own (its using directives open the namespace's body)
-      writeFileSync(join(dir, 'all.cs'), programs.map((p) => `namespace ${p.id} {\n${p.text}}\n`).join(''));
-      const r = spawnSync('mcs', ['-d:DEBUG', '-r:System.Numerics.dll', '-t:library', `-out:${join(dir, 'all.dll')}`, join(dir, 'all.cs')], { encoding: 'utf8', timeout: 120_000 });
-      return { ok: r.status === 0, detail: `${r.stdout}${r.stderr}`.slice(0, 3000) };
-    });
-  }, 150_000);
-});
-
-/**
- * Hand-written completions (appended to each prompt, as the model would write them) for HumanEval 0, 2, 13, 35 and
- * 53, then for 53: a wrong answer, code that does not compile (twice: the second is the compile cache's), and an exit
- * with status 0 before the tests have run.
- */
 const SOLUTIONS: Record<string, Record<string, { completion?: string; solution?: string }>> = {
   rust: {
     '0': { completion: '    for i in 0..numbers.len() {\n        for j in (i + 1)..numbers.len() {\n            if (numbers[i] - numbers[j]).abs() < threshold {\n                return true;\n            }\n        }\n    }\n    false\n' },
@@ -256,22 +135,6 @@ const SOLUTIONS: Record<string, Record<string, { completion?: string; solution?:
 };
 
 /** Code that loops forever and code that asks for 10 GB, as completions of HumanEval 53. */
-const ENDLESS: Record<string, string> = {
-  rust: '    loop {}\n',
-  php: '    while (true) {}\n}\n',
-  ruby: '  loop {}\nend\n',
-  go: '    for {\n    }\n}\n',
-  csharp: '        while (true) { }\n',
-};
-const HUGE: Record<string, string> = {
-  rust: '    let v = vec![1u8; 10 << 30];\n    x + y + v[12345] as isize\n',
-  php: '    $s = str_repeat("x", 10 << 30);\n    return $x + $y + strlen($s);\n}\n',
-  ruby: '  s = "x" * (10 << 30)\n  x + y + s.size\nend\n',
-  go: '    v := make([]byte, 10<<30)\n    v[12345] = 1\n    return x + y + int(v[12345])\n}\n',
-  // (.NET arrays stop short of 2^31 elements)
-  csharp: '        var v = new byte[2000000000];\n        v[12345] = 1;\n        return x + y + v[12345];\n',
-};
-
 describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` in the sandbox (bwrap)', () => {
   it.each(CASES)('$set: right solutions pass; wrong, not compiling and exiting early do not ($toolchain; skipped without it)', async (c) => {
     if (!has(c)) return;
@@ -300,18 +163,6 @@ describe.skipIf(!hasBwrap)('Rust, PHP, Ruby, Go and C# through `codegauge exec` 
     expect(summary.systems[0].problems).toBe(5);
     expect(summary.systems[0].pass_at['1']).toBeCloseTo((4 + 1 / 5) / 5, 12);
     expect(summary.systems[0].signature).toMatch({ rust: /runner:rustc-\d+\.\d+\.\d+\|/, php: /runner:php-8\.\d+\.\d+\|/, ruby: /runner:ruby-\d+\.\d+\.\d+\|/, go: /runner:go-1\.\d+(\.\d+)?\|/, csharp: /runner:mono-6\.\d+(\.\d+)*\|/ }[c.language as string]!);
-  }, 240_000);
-
-  it.each(CASES)('$set: an endless loop times out (under --timeout-retry always, once more with twice the time); 10 GB is `memory` ($toolchain; skipped without it)', async (c) => {
-    if (!has(c)) return;
-    const problem = readBenchmark(c.set).byKey.get('53')!;
-    const runner = runnerFor(c.language);
-    const sandbox = new Sandbox('bwrap');
-    const loop = await runSample({ sandbox }, { problem, runner, code: problem.prompt + ENDLESS[c.language] }, { timeoutMs: 1500, memoryMb: 512, timeoutRetry: 'always' });
-    expect(loop.verdict.status, loop.verdict.stderr).toBe('timeout');
-    expect(loop.attempts.map((a) => [a.status, a.timeout_ms])).toEqual([['timeout', 1500], ['timeout', 3000]]);
-    const huge = await runSample({ sandbox }, { problem, runner, code: problem.prompt + HUGE[c.language] }, { timeoutMs: 10_000, memoryMb: 512 });
-    expect(huge.verdict.status, `${huge.verdict.note} ${huge.verdict.stderr}`).toBe('memory');
   }, 240_000);
 
   it.skipIf(!findExecutable('go'))('go: a vet error fails the build as in `go test` (compile_error)', async () => {
