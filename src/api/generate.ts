@@ -33,6 +33,8 @@ const FENCE: Record<string, string> = { python: 'python', javascript: 'javascrip
 export function generationPrompt(problem: Problem): string {
   const lang = LANGUAGE_NAMES[problem.language] ?? problem.language;
   const fence = FENCE[problem.language] ?? problem.language;
+  // MBPP's prompt is the task in words (the paper's): the reply is the whole program
+  if (problem.format === 'mbpp') return `${problem.prompt.replace(/\s+$/, '')}\n\nReply with the complete ${lang} code in a single \`\`\`${fence} code block.\n`;
   return `Complete the following ${lang} code. Reply with the complete function (signature included) in a single \`\`\`${fence} code block.\n\n\`\`\`${fence}\n${problem.prompt.replace(/\s+$/, '')}\n\`\`\`\n`;
 }
 

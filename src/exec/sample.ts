@@ -222,7 +222,7 @@ export async function runSample(ctx: SampleContext, task: { problem: Problem; ru
     verdict = undefined;
     if (splitting && fallback === undefined) {
       const split = runner.split!(problem, code);
-      if (!split) fallback = 'the tests do not name the function they check';
+      if (!split) fallback = 'the tests cannot run apart from the program (no function named for them to call, or setup code that builds inputs with the program\'s own classes)';
       else {
         let r = await runSplit(ctx, runner, split, limits, timeoutMs);
         // the candidate's server went away during the sample: once more on a fresh one; twice is the program's doing

@@ -3,15 +3,24 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { readTable } from '../../io/table.js';
 import { InputError, UsageError } from '../../errors.js';
+import { evalplusProblem, isEvalPlusRow } from './evalplus.js';
+import { isMbppRow, mbppProblem } from './mbpp.js';
+import { readProblemRows } from './rows.js';
+import type { ExecLanguage, Problem, ProblemSet } from './types.js';
 
 /**
  * Problems and samples for `exec`, read as they are published:
  * - human-eval (openai/human-eval): `task_id, prompt, test, entry_point`; the test defines `check(candidate)`.
  * - MultiPL-E (nuprl/MultiPL-E prompts): `name, language, prompt, tests, stop_tokens`; the tests call themselves.
  * - HumanEval-X (THUDM/CodeGeeX): `task_id` like `CPP/0`, `prompt, declaration, canonical_solution, test`.
- * `.jsonl` or `.jsonl.gz`. `HumanEval/53`, `HumanEval_53_add` and `53` name the same problem.
+ * - MBPP (google-research): `task_id, text, code, test_list, test_setup_code, challenge_test_list`, and sanitized
+ *   MBPP's `prompt, test_imports` (mbpp.ts).
+ * - EvalPlus (HumanEval+, MBPP+): `task_id, prompt, canonical_solution, entry_point, base_input, plus_input, atol`
+ *   (evalplus.ts).
+ * `.jsonl` or `.json` (an array), optionally `.gz`. `HumanEval/53`, `HumanEval_53_add` and `53` name the same
+ * problem, as do `Mbpp/2`, `mbpp_2_similar_elements` and `2`.
  */
-export type ExecLanguage = 'python' | 'javascript' | 'typescript' | 'java' | 'cpp' | 'rust' | 'php' | 'ruby' | 'go' | 'csharp';
+export type { ExecLanguage, Problem, ProblemSet } from './types.js';
 
 export const EXEC_LANGUAGES: ExecLanguage[] = ['python', 'javascript', 'typescript', 'java', 'cpp', 'rust', 'php', 'ruby', 'go', 'csharp'];
 
@@ -37,34 +46,6 @@ export function execLanguage(name: string, where?: { file?: string; line?: numbe
     throw new InputError(message, where?.file, where?.line);
   }
   return lang;
-}
-
-export interface Problem {
-  /** The id as the file gives it (`HumanEval/0`, `HumanEval_0_has_close_elements`, `CPP/0`). */
-  taskId: string;
-  /** The id samples are matched on: the problem number when the id has one, else the id. */
-  key: string;
-  language: ExecLanguage;
-  format: 'human-eval' | 'multipl-e' | 'humaneval-x';
-  prompt: string;
-  /** human-eval: the code defining check(candidate); MultiPL-E and HumanEval-X: the complete test program part. */
-  tests: string;
-  entryPoint?: string;
-  /** HumanEval-X: the declarations the prompt relies on. */
-  declaration?: string;
-  canonicalSolution?: string;
-  stopTokens?: string[];
-  line: number;
-}
-
-export interface ProblemSet {
-  path: string;
-  problems: Problem[];
-  byKey: Map<string, Problem>;
-  /** sha256 of the problem file's bytes (the signature carries a prefix). */
-  sha256: string;
-  /** The bundled benchmark it is (`readBenchmark`), for its quarantine list. */
-  benchmark?: string;
 }
 
 /** `HumanEval/53`, `HumanEval_53_add`, `CPP/53`, `53` -> `53`; any other id is its own key. */
@@ -94,11 +75,14 @@ export function field(row: Record<string, unknown>, name: string, path: string, 
 const X_PREFIX: Record<string, ExecLanguage> = { python: 'python', cpp: 'cpp', java: 'java', javascript: 'javascript', js: 'javascript' };
 
 export function readProblems(path: string, lang?: string): ProblemSet {
-  if (!/\.jsonl(\.gz)?$/.test(path)) throw new InputError('problems must be .jsonl or .jsonl.gz', path);
-  const rows = readJsonLines(path);
+  const rows = readProblemRows(path);
   if (rows.length === 0) throw new InputError('no problems in the file', path);
   const forced = lang ? execLanguage(lang, { option: '--lang' }) : undefined;
-  const problems: Problem[] = rows.map(({ value: row, line }) => {
+  const problems: Problem[] = rows.map(({ value: row, raw, line }) => {
+    if (isEvalPlusRow(row) || isMbppRow(row)) {
+      if (forced && forced !== 'python') throw new UsageError(`--lang ${lang}: ${path} holds Python problems (${isEvalPlusRow(row) ? 'EvalPlus' : 'MBPP'})`);
+      return isEvalPlusRow(row) ? evalplusProblem(row, raw, path, line, problemKey) : { ...mbppProblem(row, path, line), key: problemKey(`Mbpp/${String(row.task_id)}`) };
+    }
     if ('name' in row && 'tests' in row) {
       const taskId = field(row, 'name', path, line)!;
       const language = forced ?? execLanguage(field(row, 'language', path, line, true) ?? languageFromName(path) ?? 'python', { file: path, line });

