@@ -381,6 +381,13 @@ function candidateJob(job, done) {
 
 // ---- harness: the tests in a vm context, the candidate's functions as synchronous calls across fd 4
 
+// compiled once; each job's context runs it afresh (V8 reuses the compiled code)
+let compiledBoundary;
+function boundaryScript() {
+  compiledBoundary ??= new vm.Script(CODEC + HARNESS_CONTEXT, { filename: 'codegauge-boundary.js' });
+  return compiledBoundary;
+}
+
 function harnessJob(job) {
   const started = performance.now();
   const cpu0 = process.cpuUsage();
@@ -408,7 +415,7 @@ function harnessJob(job) {
   const consoleLike = { log: print(), info: print(), warn: print(), error: print(), debug: print(), trace: print(), dir: print(), table: print() };
   const sandbox = { console: consoleLike, require, process, Buffer, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask, structuredClone, TextEncoder, TextDecoder, URL, performance };
   const context = vm.createContext(sandbox);
-  vm.runInContext(CODEC + HARNESS_CONTEXT, context, { filename: 'codegauge-boundary.js' });
+  boundaryScript().runInContext(context);
   consoleLike.assert = job.assert_fails
     ? (value, ...message) => {
         if (!value) {
