@@ -1,5 +1,6 @@
 import { loadLanguage, type LanguageId } from '../code/languages.js';
 import { childByField, PARSE_TIME_LIMIT_MS, ParseBoundError, parseCode, textOf, type ParsedCode, type SyntaxNode } from '../code/syntax-tree.js';
+import { cutAtStopTokens } from '../exec/benchmarks/completions.js';
 import type { ExecLanguage, Problem } from '../exec/benchmarks/problems.js';
 
 /**
@@ -330,14 +331,6 @@ function longestParsingRun(language: ExecLanguage, text: string, deadline: numbe
   return bestLength ? lines.slice(best[0], best[1] + 1).join('\n') : text;
 }
 
-function cutAtStops(code: string, stops: readonly string[]): { code: string; cut: boolean } {
-  let end = code.length;
-  for (const s of stops) {
-    const i = code.indexOf(s);
-    if (i >= 0 && i < end) end = i;
-  }
-  return { code: code.slice(0, end), cut: end < code.length };
-}
 
 const squash = (s: string) => s.replace(/\s+/g, '');
 
@@ -407,7 +400,7 @@ export function extractCode(reply: string, problem: Problem, options: { parseTim
     steps.push('repeated-prompt');
   }
   const stops = problem.stopTokens ?? (language === 'python' ? PYTHON_STOPS : []);
-  const cut = cutAtStops(code, stops);
+  const cut = cutAtStopTokens(code, stops);
   if (cut.cut) steps.push('stop-token');
   return { completion: cut.code, steps };
 }

