@@ -5,7 +5,7 @@ import { UsageError } from '../../errors.js';
 import { readProblems, type ExecLanguage, type ProblemSet } from './problems.js';
 
 /** The bundled benchmarks (`--benchmark NAME`), copied into data/ with their licences. */
-export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; description: string }> = {
+export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; description: string; taskIds?: [number, number] }> = {
   humaneval: { file: 'humaneval/HumanEval.jsonl.gz', language: 'python', description: 'HumanEval (OpenAI), Python, 164 problems' },
   'humaneval-js': { file: 'humaneval-js/humaneval-js.jsonl.gz', language: 'javascript', description: 'HumanEval in JavaScript (MultiPL-E format, tests translated from HumanEval), 161 problems' },
   'humaneval-ts': { file: 'multipl-e/humaneval-ts.jsonl.gz', language: 'typescript', description: 'HumanEval in TypeScript (MultiPL-E, reworded prompts), 159 problems' },
@@ -16,6 +16,10 @@ export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; 
   'humaneval-rb': { file: 'multipl-e/humaneval-rb.jsonl.gz', language: 'ruby', description: 'HumanEval in Ruby (MultiPL-E, reworded prompts), 161 problems' },
   'humaneval-go': { file: 'multipl-e/humaneval-go.jsonl.gz', language: 'go', description: 'HumanEval in Go (MultiPL-E, reworded prompts), 154 problems' },
   'humaneval-cs': { file: 'multipl-e/humaneval-cs.jsonl.gz', language: 'csharp', description: 'HumanEval in C# (MultiPL-E, reworded prompts; lists compared with SequenceEqual, as DeepSeek-Coder fixed them), 158 problems' },
+  // MBPP's test split is task 11-510 (Austin et al. 2021, section 2.1); 1-10 are few-shot prompts, the rest train/validation
+  mbpp: { file: 'mbpp/mbpp.jsonl.gz', language: 'python', taskIds: [11, 510], description: "MBPP (google-research), Python, the test split (task 11-510), 500 problems; the paper's prompt" },
+  'mbpp-sanitized': { file: 'mbpp/sanitized-mbpp.json.gz', language: 'python', taskIds: [11, 510], description: 'sanitized MBPP (hand-verified descriptions), Python, the test split (task 11-510), 257 problems' },
+  'mbpp-js': { file: 'multipl-e-mbpp/mbpp-js.jsonl.gz', language: 'javascript', description: 'sanitized MBPP in JavaScript (MultiPL-E, reworded prompts, all splits as MultiPL-E runs it), 397 problems' },
 };
 
 export function dataDir(): string {
@@ -37,6 +41,10 @@ export function benchmarkPath(name: string): string {
 export function readBenchmark(name: string): ProblemSet {
   const b = BENCHMARKS[name];
   if (!b) benchmarkPath(name);
-  return { ...readProblems(benchmarkPath(name), b.language), benchmark: name };
+  const set = readProblems(benchmarkPath(name), b.language);
+  if (!b.taskIds) return { ...set, benchmark: name };
+  const [first, last] = b.taskIds;
+  const problems = set.problems.filter((p) => Number(p.key) >= first && Number(p.key) <= last);
+  return { ...set, problems, byKey: new Map(problems.map((p) => [p.key, p])), benchmark: name };
 }
 

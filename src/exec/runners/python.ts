@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { reindentCompletion } from '../benchmarks/completions.js';
+import { PY_BUILTIN_NAMES } from '../benchmarks/mbpp.js';
 import type { Problem } from '../benchmarks/problems.js';
 import type { Sample } from '../benchmarks/samples.js';
 import { findExecutable } from '../sandbox/paths.js';
@@ -78,7 +79,13 @@ export function pythonSplit(problem: Problem, code: string): Split | undefined {
     // the asserts call the program's functions by name (the harness takes any name it does not define from the
     // candidate); setup code that builds inputs with the program's own classes cannot cross: one process then
     if (problem.mbpp.setup.trim()) return undefined;
-    return { candidate: { files: { 'program.py': code }, file: 'program.py' }, harness: { prompt: problem.mbpp.imports, tests: problem.tests, names: [] } };
+    // likewise tests that build an input with one of the program's classes (Mbpp/601 calls `Pair(5, 24)`)
+    const classes = new Set([...(problem.canonicalSolution ?? '').matchAll(/^[ \t]*class\s+(\w+)/gm)].map((m) => m[1]));
+    if ([...problem.tests.matchAll(/\b([A-Za-z_]\w*)\s*\(/g)].some((m) => classes.has(m[1]))) return undefined;
+    // the function under test may bear a built-in's name (Mbpp/126 defines `sum`): the tests then mean the
+    // candidate's; any other built-in stays the harness's own, so a candidate's `len` cannot judge its answer
+    const names = problem.entryPoint && PY_BUILTIN_NAMES.has(problem.entryPoint) ? [problem.entryPoint] : [];
+    return { candidate: { files: { 'program.py': code }, file: 'program.py' }, harness: { prompt: problem.mbpp.imports, tests: problem.tests, names } };
   }
   const entry = pythonEntry(problem);
   if (!entry) return undefined;

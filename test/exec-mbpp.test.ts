@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadLanguage } from '../src/code/languages.js';
+import { parseCode } from '../src/code/syntax-tree.js';
+import { benchmarkPath, BENCHMARKS, dataDir, readBenchmark } from '../src/exec/benchmarks/bundled.js';
+import { readProblems } from '../src/exec/benchmarks/problems.js';
+import { quarantine } from '../src/exec/benchmarks/quarantine.js';
+import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
+import { runBatch, why } from './exec-fixtures.js';
+
+/**
+ * The bundled MBPP sets (data/mbpp, data/multipl-e-mbpp; see their PROVENANCE.md): the files are the published bytes,
+ * the test split is the paper's, and the real `exec` path judges the dataset's own code as the paper's harness does.
+ */
+const sha256 = (file: string) => createHash('sha256').update(gunzipSync(readFileSync(join(dataDir(), file)))).digest('hex');
+
+describe('bundled MBPP', () => {
+  it.each([
+    ['mbpp', 'ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f', 500],
+    ['mbpp-sanitized', 'ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9', 257],
+    ['mbpp-js', '059016ced11f0a27b71ea3872e2461d2d5455758e7a0b051f9bf396eaddf6a14', 397],
+  ] as const)('%s: the published file (sha256 of its uncompressed bytes) and %i problems', (name, sum, count) => {
+    expect(sha256(BENCHMARKS[name].file)).toBe(sum);
+    expect(readBenchmark(name).problems).toHaveLength(count);
+  });
+
+  it('mbpp and mbpp-sanitized hold the test split, task 11 to 510, with the paper prompt', () => {
+    const keys = readBenchmark('mbpp').problems.map((p) => Number(p.key));
+    expect(keys).toEqual(Array.from({ length: 500 }, (_, i) => 11 + i));
+    const sanitized = readBenchmark('mbpp-sanitized');
+    expect(sanitized.problems.every((p) => Number(p.key) >= 11 && Number(p.key) <= 510)).toBe(true);
+    const first = readBenchmark('mbpp').byKey.get('11')!;
+    expect(first.prompt).toMatch(/^You are an expert Python programmer, and here is your task: Write a python function to remove first and last occurrence of a given character from the string\. Your code should pass these tests:\n\nassert remove_Occ\("hello","l"\) == "heo"\n/);
+    expect(first.entryPoint).toBe('remove_Occ');
+  });
+
+  it('mbpp-js: every prompt, closed with a stub body, parses with its tests, but the three quarantined tasks', async () => {
+    await loadLanguage('javascript');
+    const broken: string[] = [];
+    for (const p of readBenchmark('mbpp-js').problems) {
+      if (parseCode('javascript', `${p.prompt}  return undefined;\n}\n${p.tests}\n`).hasError) broken.push(p.key);
+    }
+    expect(broken).toEqual(Object.keys(quarantine('mbpp-js')));
+    expect(broken).toEqual(['237', '563', '725']);
+  });
+});
+
+describe.skipIf(!bwrapAvailable())('MBPP judged as google-research runs it (bwrap)', () => {
+  it("the dataset's code passes; a function named like a built-in is the candidate's, any other built-in stays the tests'", async () => {
+    const set = readProblems(benchmarkPath('mbpp')); // all 974: Mbpp/601 is in the training split
+    const code = (key: string) => set.byKey.get(key)!.canonicalSolution!;
+    const rows = await runBatch('bwrap', set, [
+      { name: 'plain', task_id: 'Mbpp/11', solution: code('11') },
+      // Mbpp/126 defines `sum(a, b)` and its tests call it
+      { name: 'builtin-name', task_id: 'Mbpp/126', solution: code('126') },
+      { name: 'builtin-name-wrong', task_id: 'Mbpp/126', solution: 'def sum(a, b):\n    return 0\n' },
+      // Mbpp/601's tests build their input with the program's class `Pair`: one process, marked
+      { name: 'class', task_id: 'Mbpp/601', solution: code('601') },
+      // a program that patches the built-ins the tests compare with cannot make a wrong answer pass
+      { name: 'patched-builtins', task_id: 'Mbpp/126', solution: 'import builtins\nbuiltins.AssertionError = type("X", (BaseException,), {})\ndef sum(a, b):\n    return -1\n' },
+    ]);
+    expect(rows.plain.status, why(rows.plain)).toBe('passed');
+    expect(rows.plain.isolation).toBe('boundary');
+    expect(rows['builtin-name'].status, why(rows['builtin-name'])).toBe('passed');
+    expect(rows['builtin-name'].isolation).toBe('boundary');
+    expect(rows['builtin-name-wrong'].status).toBe('failed');
+    expect(rows.class.status, why(rows.class)).toBe('passed');
+    expect(rows.class.isolation).toBe('in-process');
+    expect(rows['patched-builtins'].status).toBe('failed');
+  }, 60_000);
+});
