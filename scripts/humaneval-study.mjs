@@ -26,7 +26,7 @@ for (const p of problems) {
     const sample = language === 'python' && !/^\s/.test(p[key]) ? '    ' + p[key] : p[key];
     hyps.push(p.intent + sample);
     intents.push(p.simplified ?? p.intent);
-    labels.push({ system: 'hyps.' + ext, segment: hyps.length, problem: p.task_id, passed: p[`grade-${key}`].execution });
+    labels.push({ system: 'hyps', segment: hyps.length, problem: p.task_id, passed: p[`grade-${key}`].execution });
   }
 }
 mkdirSync(out, { recursive: true });

@@ -290,7 +290,7 @@ describe('codegauge judge', () => {
     const read = (name: string) => readFileSync(join(out, name), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const [refs, hyps, problems, labels] = ['refs.py.jsonl', 'hyps.py.jsonl', 'problems.jsonl', 'labels.jsonl'].map(read);
     expect([refs.length, hyps.length, problems.length, labels.length]).toEqual([3220, 3220, 3220, 3220]);
-    expect(labels[0]).toMatchObject({ system: 'hyps.py', segment: 1 });
+    expect(labels[0]).toMatchObject({ system: 'hyps', segment: 1 }); // the system name codegauge gives hyps.py.jsonl, so that meta --join matches
     expect(labels.filter((l: any) => l.passed === 1).length).toBeGreaterThan(0);
     expect(hyps[0].startsWith('def closest_integer(value: str) -> int:')).toBe(true);
   });

@@ -1,26 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers.js';
 
-/** The README's library example runs as printed (through the package's own entry, `codegauge`) and prints what it says. */
+/**
+ * The published types. (The code blocks of README.md and docs/, the library example of docs/library.md among them,
+ * are run by test/docs-examples.test.ts.)
+ */
 const built = existsSync(join(ROOT, 'dist', 'index.js'));
 
-describe.skipIf(!built)('README library example', () => {
-  it('runs and prints what the README shows', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Library'));
-    const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
-    const printed = /prints\n\n```\n([\s\S]*?)```/.exec(section)![1];
-    mkdirSync(join(ROOT, 'test-output'), { recursive: true });
-    const file = join(ROOT, 'test-output', 'readme-example.mjs'); // inside the package, so `codegauge` resolves to itself
-    writeFileSync(file, code);
-    const r = spawnSync('node', [file], { encoding: 'utf8', cwd: ROOT });
-    expect(r.stderr).toBe('');
-    expect(r.stdout).toBe(printed);
-  });
-
+describe.skipIf(!built)('the package as the docs use it', () => {
   it('the published types compile in a strict project with skipLibCheck off', () => {
     const dir = join(ROOT, 'test-output', 'types-check');
     mkdirSync(dir, { recursive: true });

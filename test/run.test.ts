@@ -42,8 +42,8 @@ describe('codegauge init && codegauge run', () => {
     expect(chrf.score).toBeCloseTo(41.11, 1); // the README's table
     expect(chrf.ci[0]).toBeLessThan(chrf.score);
     expect(run.scores.find((s: any) => s.metric === 'pass@1').score).toBe(100); // canonical solutions pass
-    // The README's example of an exec signature has the real one's fields and units (timeout 3 s, 1024 MB here).
-    const example = /Signature: `(exec\|[^`]+)`/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1];
+    // The docs' example of an exec signature (docs/execution.md) has the real one's fields and units (timeout 3 s, 1024 MB here).
+    const example = /Signature: `(exec\|[^`]+)`/.exec(readFileSync(join(ROOT, 'docs', 'execution.md'), 'utf8'))![1];
     const fields = (sig: string) => sig.split('|').map((f) => (/^(runner|sandbox|problems|version):/.test(f) ? f.split(':')[0] : f));
     expect(fields(example)).toEqual(fields(run.scores.find((s: any) => s.metric === 'pass@1').signature));
     const score = JSON.parse(readFileSync(join(out, 'score.json'), 'utf8'));
