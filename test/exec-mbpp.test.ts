@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadLanguage } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
 import { benchmarkPath, BENCHMARKS, dataDir, readBenchmark } from '../src/exec/benchmarks/bundled.js';
@@ -10,6 +11,8 @@ import { readProblems } from '../src/exec/benchmarks/problems.js';
 import { quarantine } from '../src/exec/benchmarks/quarantine.js';
 import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
 import { runBatch, why } from './exec-fixtures.js';
+import { startFakeLlmServer } from './fixtures/fake-llm-server.js';
+import { cli } from './helpers.js';
 
 /**
  * The bundled MBPP sets (data/mbpp, data/multipl-e-mbpp; see their PROVENANCE.md): the files are the published bytes,
@@ -22,7 +25,7 @@ describe('bundled MBPP', () => {
     ['mbpp', 'ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f', 500],
     ['mbpp-sanitized', 'ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9', 257],
     ['mbpp-js', '059016ced11f0a27b71ea3872e2461d2d5455758e7a0b051f9bf396eaddf6a14', 397],
-  ] as const)('%s: the published file (sha256 of its uncompressed bytes) and %i problems', (name, sum, count) => {
+  ] as const)('%s: the published file (sha256 of its uncompressed bytes) and its problem count', (name, sum, count) => {
     expect(sha256(BENCHMARKS[name].file)).toBe(sum);
     expect(readBenchmark(name).problems).toHaveLength(count);
   });
@@ -70,5 +73,39 @@ describe.skipIf(!bwrapAvailable())('MBPP judged as google-research runs it (bwra
     expect(rows.class.status, why(rows.class)).toBe('passed');
     expect(rows.class.isolation).toBe('in-process');
     expect(rows['patched-builtins'].status).toBe('failed');
+  }, 60_000);
+});
+
+describe.skipIf(!bwrapAvailable())('codegauge eval --benchmark mbpp (scripted server, bwrap)', () => {
+  it("asks with the paper's prompt, extracts the program from the reply, and runs it against the asserts", async () => {
+    const set = readBenchmark('mbpp');
+    const [first, second] = set.problems;
+    const server = await startFakeLlmServer({
+      reply: (body) => {
+        const text: string = body.messages.map((m: { content: string }) => m.content).join('\n');
+        if (text.includes('remove_Occ')) return `Sure:\n\n\`\`\`python\n${first.canonicalSolution}\n\nprint(remove_Occ("hello", "l"))\n\`\`\`\nThat removes both ends.`;
+        // Mbpp/12: right on even seeds, wrong on odd ones
+        return body.seed % 2 === 0 ? `\`\`\`python\n${second.canonicalSolution}\n\`\`\`` : '```python\ndef sort_matrix(M):\n    return M\n```';
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'codegauge-eval-mbpp-'));
+    try {
+      const r = await cli('eval', '--benchmark', 'mbpp', '--limit', '2', '--model', 'openai:coder', '--base-url', server.url, '--api-key', 'k', '--cache-file', join(dir, 'cache.sqlite'), '--n', '2', '--temperature', '0.8', '--k', '1,2', '--metric', 'chrf', '--out', join(dir, 'out'), '--format', 'json');
+      expect(r.code, r.err).toBe(0);
+      const asked = server.requests.map((q) => q.body.messages.map((m: { content: string }) => m.content).join('\n'));
+      expect(asked[0]).toContain('You are an expert Python programmer, and here is your task: Write a python function to remove first and last occurrence');
+      const system = JSON.parse(r.out).exec.systems[0];
+      expect(system.per_problem).toEqual({ 'Mbpp/11': { n: 2, c: 2 }, 'Mbpp/12': { n: 2, c: 1 } });
+      expect(system.pass_at['1']).toBeCloseTo((1 + 0.5) / 2, 12);
+      const samples = readFileSync(join(dir, 'out', 'samples', 'openai_coder.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(samples[0].solution).toContain('def remove_Occ');
+      expect(samples[0].solution).not.toContain('print(');
+      const table = readFileSync(join(dir, 'out', 'table.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      // the dataset's own code scored against itself: chrF 100
+      expect(table.find((row) => row.task_id === 'Mbpp/12' && row.passed).chrf).toBeCloseTo(100, 6);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

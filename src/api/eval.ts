@@ -148,7 +148,7 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
     onProgress: options.onProgress?.('exec'),
   });
 
-  // 4. score against the canonical solution: the code as run vs the prompt + canonical solution
+  // 4. score against the canonical solution: the code as run vs the prompt + canonical solution (MBPP: its code)
   const table: EvalTableRow[] = ordered.map((o, i) => {
     const row: ExecRow = rows[i];
     return { system, task_id: o.problem.taskId, sample: o.sample, passed: row.passed, status: row.status };
@@ -157,7 +157,8 @@ export async function evalModel(options: EvalOptions): Promise<{ report: EvalRep
   if (needsReference) {
     const asSample = (o: (typeof ordered)[number], i: number): Sample => ({ index: i, taskId: o.problem.taskId, line: i + 1, ...o.extraction });
     const hypotheses = ordered.map((o, i) => runnerIn(options.sandbox, o.problem.language).code(o.problem, asSample(o, i)));
-    const references = ordered.map((o) => [o.problem.prompt + o.problem.canonicalSolution!]);
+    // MBPP's prompt is prose and its code a whole program: the reference is the code alone
+    const references = ordered.map((o) => [o.problem.mbpp ? o.problem.canonicalSolution! : o.problem.prompt + o.problem.canonicalSolution!]);
     const put = (column: string, segments: readonly number[] | undefined, signature: string, mean: number) => {
       if (table.length && column in table[0]) throw new UsageError(`two scores would fill the column "${column}"`);
       table.forEach((row, i) => {

@@ -57,7 +57,7 @@ export function addEvalCommand(program: Command, io: CliIo): void {
       .command('eval')
       .description('end to end: generate n samples per problem with a model, extract the code, run it in the sandbox, report pass@k; with --metric/--judge also the per-sample table for meta --truth passed')
       .addOption(new Option('--benchmark <name>', `bundled problems: ${Object.keys(BENCHMARKS).join(', ')}`).conflicts('problems'))
-      .option('--problems <file>', 'problems (.jsonl or .jsonl.gz): human-eval, MultiPL-E or HumanEval-X format')
+      .option('--problems <file>', 'problems (.jsonl or .json, optionally .gz): human-eval, MultiPL-E, HumanEval-X, MBPP or EvalPlus format')
       .option('--lang <language>', 'language of --problems when the file does not say')
       .requiredOption('--model <spec>', 'the model that writes the code: openai:MODEL, ollama:MODEL, llama:PATH.gguf or hf:OWNER/REPO[:FILE.gguf]')
       .option('--n <n>', 'samples per problem (sample s is asked with seed --seed + s)', integerIn('--n', 1, 10_000), 1)

@@ -79,7 +79,7 @@ export function addExecCommand(program: Command, io: CliIo): void {
     .command('exec')
     .description('run generated code against tests in a sandbox (bubblewrap) and report pass@k; --self-test checks the bundled benchmarks against their own references')
     .option('--benchmark <name>', `bundled problems: ${Object.keys(BENCHMARKS).join(', ')} (with --self-test: repeat, or leave out for all)`, collect)
-    .option('--problems <file>', 'problems (.jsonl or .jsonl.gz): human-eval, MultiPL-E or HumanEval-X format')
+    .option('--problems <file>', 'problems (.jsonl or .json, optionally .gz): human-eval, MultiPL-E, HumanEval-X, MBPP or EvalPlus format')
     .option('--lang <language>', 'language of --problems when the file does not say (python, javascript, typescript, java, cpp, rust, php, ruby, go, csharp)')
     .option('--samples <file>', 'samples of one system (.jsonl: task_id + completion or solution); repeat for several systems', collect)
     .option('--self-test', "run every bundled benchmark's reference solutions (or those of --benchmark) in each language whose toolchain is here; list what fails, what is quarantined and what is missing")

@@ -336,6 +336,8 @@ const squash = (s: string) => s.replace(/\s+/g, '');
 
 /** The prompt up to the line where the entry point's signature (or the comment just above it) starts. */
 function promptHead(problem: Problem, entry: string): string | undefined {
+  // MBPP's prompt is prose: no code of it goes into the program (the runner adds the tests' imports)
+  if (problem.mbpp) return '';
   const prompt = problem.prompt;
   const lines = prompt.split('\n');
   const signature = (l: string) =>
