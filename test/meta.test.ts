@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kendall, pearson, spearman } from '../src/stats/correlation.js';
+import { kendall, kendallBoth, pearson, sortKeys, spearman } from '../src/stats/correlation.js';
 import { corpusCorrelation, exampleCorrelation, pairwiseKendall, percentile } from '../src/stats/meta.js';
 import { pyRound, readJson, vector } from './helpers.js';
 
@@ -95,5 +95,26 @@ describe('confidence intervals and the pairwise variant', () => {
     const r = pairwiseKendall([{ truth: [1, 0, 0], metric: [0.9, 0.2, 0.2] }, { truth: [0, 1], metric: [0.5, 0.1] }]);
     // Group 1: (0,1),(1,0),(0,2),(2,0) concordant; human ties between 1 and 2 skipped. Group 2: 2 discordant.
     expect(r).toEqual({ tau: (4 - 2) / 6, concordant: 4, discordant: 2, ties: 0 });
+  });
+});
+
+describe("the bootstrap's counting sort", () => {
+  it('gives the comparison sort\'s Kendall and Spearman, bit for bit, on resamples with ties, -0 and 0', () => {
+    let state = 7;
+    const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const x = Array.from({ length: 300 }, () => Math.floor(next() * 5) - 2).map((v) => (v === 0 && next() < 0.5 ? -0 : v));
+    const y = Array.from({ length: 300 }, () => Math.round(next() * 40) / 8);
+    const kx = sortKeys(x)!;
+    const ky = sortKeys(y)!;
+    expect(kx.levels).toBe(5);
+    for (let s = 0; s < 20; s++) {
+      const idx = Int32Array.from({ length: 300 }, () => Math.floor(next() * 300));
+      const rx = Array.from(idx, (i) => x[i]);
+      const ry = Array.from(idx, (i) => y[i]);
+      const keys = { x: { keys: Int32Array.from(idx, (i) => kx.keys[i]), levels: kx.levels }, y: { keys: Int32Array.from(idx, (i) => ky.keys[i]), levels: ky.levels } };
+      expect(kendallBoth(rx, ry, keys)).toEqual(kendallBoth(rx, ry));
+      expect(spearman(rx, ry, keys)).toEqual(spearman(rx, ry));
+    }
+    expect(sortKeys([1, NaN])).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { kendallBoth, pearson, spearman } from './correlation.js';
+import { kendallBoth, pearson, sortKeys, spearman, type SortKeys } from './correlation.js';
 import { NumpyGenerator } from '../compat/numpy-random.js';
 
 /**
@@ -24,10 +24,10 @@ export interface MetaOptions {
 
 type Coefficients = [number, number, number, number];
 
-function coefficients(truth: ArrayLike<number>, metric: ArrayLike<number>): { values: Coefficients; p: Coefficients } {
+function coefficients(truth: ArrayLike<number>, metric: ArrayLike<number>, keys?: { x: SortKeys; y: SortKeys }): { values: Coefficients; p: Coefficients } {
   const a = pearson(truth, metric);
-  const b = spearman(truth, metric);
-  const { b: c, c: d } = kendallBoth(truth, metric);
+  const b = spearman(truth, metric, keys);
+  const { b: c, c: d } = kendallBoth(truth, metric, keys);
   return { values: [a.value, b.value, c.value, d.value], p: [a.p, b.p, c.p, d.p] };
 }
 
@@ -65,8 +65,19 @@ function bootstrapCi(count: number, samples: number, seed: number, statistic: (i
 export function corpusCorrelation(truth: ArrayLike<number>, metric: ArrayLike<number>, options: MetaOptions = {}): CorrelationSet {
   const { values, p } = coefficients(truth, metric);
   const samples = options.samples ?? 0;
+  const tk = samples > 0 ? sortKeys(truth) : undefined;
+  const mk = samples > 0 ? sortKeys(metric) : undefined;
+  // a resample's values keep their places among the data's distinct values: it sorts by counting
+  const pick = <T extends Float64Array | Int32Array>(into: T, from: ArrayLike<number>, idx: Int32Array): T => {
+    for (let i = 0; i < idx.length; i++) into[i] = from[idx[i]];
+    return into;
+  };
+  const n = truth.length;
   const ci = samples > 0
-    ? bootstrapCi(truth.length, samples, options.seed ?? 12345, (idx) => coefficients(Array.from(idx, (i) => truth[i]), Array.from(idx, (i) => metric[i])).values)
+    ? bootstrapCi(n, samples, options.seed ?? 12345, (idx) => {
+        const keys = tk && mk ? { x: { keys: pick(new Int32Array(n), tk.keys, idx), levels: tk.levels }, y: { keys: pick(new Int32Array(n), mk.keys, idx), levels: mk.levels } } : undefined;
+        return coefficients(pick(new Float64Array(n), truth, idx), pick(new Float64Array(n), metric, idx), keys).values;
+      })
     : null;
   return build(values, p, ci);
 }
