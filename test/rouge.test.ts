@@ -176,16 +176,6 @@ describe('LCS without n*m tables (issue 10)', () => {
     }
   });
 
-  it('ROUGE-L and ROUGE-Lsum of one 1M-token line: exact, in linear memory', () => {
-    const r = rng(7);
-    const ref = Array.from({ length: 1_000_000 }, () => `w${Math.floor(r() * 1_000_000)}`);
-    // Every 10th token replaced by one absent from the reference: the other 900,000 are a common subsequence, and
-    // no longer one exists, since the replaced tokens cannot match.
-    const hyp = ref.map((x, i) => (i % 10 === 9 ? `x${i}` : x));
-    const [target, prediction] = [ref.join(' '), hyp.join(' ')];
-    for (const type of ['rougeL', 'rougeLsum'] as const) expectPrf(prf(type, target, prediction), { precision: 0.9, recall: 0.9, fmeasure: 0.9 }, 12);
-  });
-
   it('integer tokens (any int32, ranges of one shared array) give the DP length', () => {
     const r = rng(99);
     for (let n = 0; n < 300; n++) {
