@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,9 +6,9 @@ import { loadLanguage, type LanguageId } from '../src/code/languages.js';
 import { parseCode } from '../src/code/syntax-tree.js';
 import { BENCHMARKS, readBenchmark } from '../src/exec/benchmarks/bundled.js';
 import type { ExecLanguage, Problem } from '../src/exec/benchmarks/problems.js';
-import type { ExecRow } from '../src/exec/run.js';
 import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
-import { cli, ROOT } from './helpers.js';
+import { runBundledThroughCli } from './exec-multipl-e-cases.js';
+import { ROOT } from './helpers.js';
 
 /**
  * The MultiPL-E HumanEval sets bundled in data/multipl-e (see its PROVENANCE.md): what they hold, that every prompt is
@@ -84,52 +83,9 @@ describe('bundled MultiPL-E HumanEval (TypeScript, Java, C++)', () => {
   });
 });
 
-/** Hand-written solutions (bodies appended to each prompt) for HumanEval 0, 2 and 53, and one wrong answer. */
-const COMPLETIONS: Partial<Record<ExecLanguage, Record<string, string>>> = {
-  python: {},
-  javascript: {},
-  typescript: {
-    '0': '  for (let i = 0; i < numbers.length; i++)\n    for (let j = i + 1; j < numbers.length; j++)\n      if (Math.abs(numbers[i] - numbers[j]) < threshold) return true;\n  return false;\n}\n',
-    '2': '  return number % 1.0;\n}\n',
-    '53': '  return x + y;\n}\n',
-    wrong: '  return x - y;\n}\n',
-  },
-  java: {
-    '0': '        for (int i = 0; i < numbers.size(); i++)\n            for (int j = i + 1; j < numbers.size(); j++)\n                if (Math.abs(numbers.get(i) - numbers.get(j)) < threshold) return true;\n        return false;\n',
-    '2': '        return number % 1.0f;\n',
-    '53': '        return x + y;\n',
-    wrong: '        return x - y;\n',
-  },
-  cpp: {
-    '0': '    for (size_t i = 0; i < numbers.size(); i++)\n        for (size_t j = i + 1; j < numbers.size(); j++)\n            if (std::abs(numbers[i] - numbers[j]) < threshold) return true;\n    return false;\n',
-    '2': '    return number - std::floor(number);\n',
-    '53': '    return x + y;\n',
-    wrong: '    return x - y;\n',
-  },
-};
-
 describe.skipIf(!bwrapAvailable())('bundled MultiPL-E HumanEval through `codegauge exec` in the sandbox (bwrap)', () => {
-  it.each(SETS)('$name: correct solutions of 0, 2 and 53 pass, a wrong one of 53 fails', async ({ name, language }) => {
-    const dir = mkdtempSync(join(tmpdir(), 'codegauge-multipl-e-'));
-    const c = COMPLETIONS[language]!;
-    // the last sample closes its function itself, as a hand-written completion may: cut at MultiPL-E's stop tokens
-    // (Java and C++ at the closing brace, which the tests then close; TypeScript keeps it), it means the same
-    const samples = [
-      { task_id: 'HumanEval/0', completion: c['0'] },
-      { task_id: 'HumanEval/2', completion: c['2'] },
-      { task_id: 'HumanEval/53', completion: c['53'] },
-      { task_id: 'HumanEval/53', completion: c.wrong },
-      { task_id: 'HumanEval/53', completion: language === 'java' ? `${c['53']}    }\n` : language === 'cpp' ? `${c['53']}}\n` : c['53'] },
-    ];
-    const file = join(dir, 'hand.jsonl');
-    writeFileSync(file, samples.map((s) => JSON.stringify(s) + '\n').join(''));
-    const r = await cli('exec', '--benchmark', name, '--samples', file, '--out', join(dir, 'out'), '--sandbox', 'bwrap', '--jobs', '2', '--timeout', '10', '--k', '1', '--format', 'json');
-    const rows = readFileSync(join(dir, 'out', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ExecRow);
-    const detail = rows.map((row) => `${row.task_id} ${row.status} ${row.stderr.slice(-300)}`).join('\n');
-    expect(r.code, `${r.err}\n${detail}`).toBe(0);
-    expect(rows.map((row) => row.status), detail).toEqual(['passed', 'passed', 'passed', 'failed', 'passed']);
-    const summary = JSON.parse(r.out) as { systems: { pass_at: Record<string, number>; problems: number }[] };
-    expect(summary.systems[0].problems).toBe(3);
-    expect(summary.systems[0].pass_at['1']).toBeCloseTo((1 + 1 + 2 / 3) / 3, 12);
+  // Java and C++ in npm run test:full (exec-multipl-e.full.test.ts)
+  it.each(SETS.filter((s) => s.language === 'typescript'))('$name: correct solutions of 0, 2 and 53 pass, a wrong one of 53 fails', async ({ name, language }) => {
+    await runBundledThroughCli(name, language);
   }, 60_000);
 });

@@ -25,16 +25,27 @@ function studyData(file: string, systems: string[]): StudyData {
   return data;
 }
 
+/** The study on one data set, run once per file and shared by the tests that read it (it takes seconds). */
+const studies = new Map<string, { data: StudyData; result: ReturnType<typeof bootstrapStudy> }>();
+function study(file: string, systems: readonly string[]) {
+  let done = studies.get(file);
+  if (!done) {
+    const data = studyData(file, [...systems]);
+    synthesizeSystems(data, [...systems]);
+    dropDuplicateSystems(data);
+    done = { data, result: bootstrapStudy(data, { samples: 500, pythonRandom: new PythonRandom(42) }) };
+    studies.set(file, done);
+  }
+  return done;
+}
+
 describe('"Out of the BLEU" model-pair study, replayed with Python\'s random.seed(42)', () => {
   for (const [name, file, systems, scoresFile, pairsFile] of [
     ['CoNaLa', 'data/codegen-metrics/conala-all-grades.json.gz', ['baseline', 'tranx-annot', 'best-tranx', 'best-tranx-rerank', 'codex'], 'data/codegen-metrics/conala-model-scores.json.gz', 'data/codegen-metrics/conala-model-pairs.json.gz'],
     ['HearthStone', 'data/codegen-metrics/hs-all-grades.json.gz', ['gcnn', 'nl2code'], 'data/codegen-metrics/hs-model-scores.json.gz', 'data/codegen-metrics/hs-model-pairs.json.gz'],
   ] as const) {
     it(`${name}: every published per-model median and CI, and every pairwise win rate`, () => {
-      const data = studyData(file, [...systems]);
-      synthesizeSystems(data, [...systems]);
-      dropDuplicateSystems(data);
-      const result = bootstrapStudy(data, { samples: 500, pythonRandom: new PythonRandom(42) });
+      const { data, result } = study(file, systems);
       const expectedScores = readJson<Record<string, Record<string, number>>>(scoresFile);
       expect(data.systems).toEqual(Object.keys(expectedScores));
       const wrong: string[] = [];
@@ -53,10 +64,7 @@ describe('"Out of the BLEU" model-pair study, replayed with Python\'s random.see
 
   it('bins the CoNaLa pairs by metric difference and counts agreement with the graders', () => {
     const systems = ['baseline', 'tranx-annot', 'best-tranx', 'best-tranx-rerank', 'codex'];
-    const data = studyData('data/codegen-metrics/conala-all-grades.json.gz', systems);
-    synthesizeSystems(data, systems);
-    dropDuplicateSystems(data);
-    const result = bootstrapStudy(data, { samples: 500, pythonRandom: new PythonRandom(42) });
+    const { data, result } = study('data/codegen-metrics/conala-all-grades.json.gz', systems);
     const bins = agreementByBin(result, data.systems, 'grade', ['bleu', 'chrf', 'rougel'], [2, 5, 10]);
     for (const metric of ['bleu', 'chrf', 'rougel']) {
       expect(bins[metric].map((b) => b.bin)).toEqual(['<2', '[2,5)', '[5,10)', '>=10']);

@@ -29,4 +29,14 @@ describe('LCS without n*m tables, at a million tokens', () => {
       for (const k of ['precision', 'recall', 'fmeasure'] as const) expect(got[k]).toBeCloseTo(0.9, 12);
     }
   });
+
+  it('ROUGE-L and one-line ROUGE-Lsum on 100,000 tokens of two periodic sequences (bit-parallel LCS, no alignment table)', () => {
+    const tokens = (n: number, mod: number) => Array.from({ length: n }, (_, i) => `w${i % mod}`).join(' ');
+    const [hyp, ref] = [tokens(100_000, 997), tokens(100_000, 991)];
+    const l = prf('rougeL', ref, hyp);
+    const lsum = prf('rougeLsum', ref, hyp);
+    expect(lsum).toEqual(l);
+    expect(l.fmeasure).toBeGreaterThan(0.5);
+    expect(l.fmeasure).toBeLessThan(1);
+  });
 });
