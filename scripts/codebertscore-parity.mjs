@@ -1,7 +1,7 @@
 // Manual parity check of CodeBERTScore against the values ICE-Score recorded for its HumanEval samples
 // (data/ice-humaneval: codebertscore_f1/f3 without the problem, codebertscore_s_f1/s_f3 with it as source).
 // Needs a real model, which CI does not have (no network, and the per-language models are ~500 MB PyTorch
-// checkpoints that must first be exported to ONNX; see the README's CodeBERTScore section):
+// checkpoints that must first be exported to ONNX; see docs/score.md, CodeBERTScore):
 //
 //   npm run build
 //   node scripts/codebertscore-parity.mjs --lang python --model-dir models/codebert-python-L11 [--limit 200] [--idf]

@@ -15,7 +15,7 @@ export function addReportCommands(program: Command, io: CliIo): void {
     .action(async (results: string[], opts: { out: string; title: string }) => {
       const { writeReport } = await import('../report/build.js');
       const inputs = writeReport(results, { out: opts.out, title: opts.title });
-      io.out(`report written to ${opts.out} (${inputs.map((i) => i.kind).join(', ')})\n`);
+      io.out(`report written to ${opts.out} (${inputs.map((i) => (i.kind === 'exec' && i.columns ? 'eval' : i.kind)).join(', ')})\n`);
     });
 
   program

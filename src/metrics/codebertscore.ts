@@ -217,7 +217,7 @@ export class CodeBertScore implements Metric<CodeBertRefInfo> {
       if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${where}: no such folder`);
       for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json', join('onnx', 'model.onnx')]) {
         if (!existsSync(join(dir, file))) {
-          throw new UsageError(`${where}: no ${file}; expected a transformers.js model folder (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) exported as the README's CodeBERTScore section shows`);
+          throw new UsageError(`${where}: no ${file}; expected a transformers.js model folder (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) exported as docs/score.md (CodeBERTScore) shows`);
         }
       }
       localRoot = dirname(dir) + '/';
@@ -234,7 +234,7 @@ export class CodeBertScore implements Metric<CodeBertRefInfo> {
     }
     const cannot = (what: string, e: unknown) =>
       new UsageError(
-        `codebertscore: cannot load the ${what} ${this.options.modelDir ? `from ${this.options.modelDir}` : `${this.modelId} (not in ${env.cacheDir} and not downloadable here)`}: ${String((e as Error)?.message ?? e).split('\n')[0]}; give model-dir=DIR (an ONNX export, see the README)`,
+        `codebertscore: cannot load the ${what} ${this.options.modelDir ? `from ${this.options.modelDir}` : `${this.modelId} (not in ${env.cacheDir} and not downloadable here)`}: ${String((e as Error)?.message ?? e).split('\n')[0]}; give model-dir=DIR (an ONNX export, see docs/score.md, CodeBERTScore)`,
       );
     let tokenizer: Tokenizer;
     try {
@@ -297,7 +297,7 @@ export class CodeBertScore implements Metric<CodeBertRefInfo> {
     }
     if (config.num_hidden_layers !== this.layer) {
       throw new UsageError(
-        `codebertscore: the model in ${dirname(configPath)} has ${config.num_hidden_layers ?? 'an unknown number of'} hidden layers, but CodeBERTScore${this.options.layer === undefined ? ` for ${this.lang} (${this.modelId})` : ''} uses layer ${this.layer}: export the model truncated to its first ${this.layer} layers (README, CodeBERTScore), or give layer=${config.num_hidden_layers} if that is the layer you mean`,
+        `codebertscore: the model in ${dirname(configPath)} has ${config.num_hidden_layers ?? 'an unknown number of'} hidden layers, but CodeBERTScore${this.options.layer === undefined ? ` for ${this.lang} (${this.modelId})` : ''} uses layer ${this.layer}: export the model truncated to its first ${this.layer} layers (docs/score.md, CodeBERTScore), or give layer=${config.num_hidden_layers} if that is the layer you mean`,
       );
     }
   }
