@@ -5,6 +5,7 @@
 //   only a program that had less than half a core), interleaved round by round, on identical programs; throughputs,
 //   each policy's ratio and the agreement of the labels. Then the same on the samples that finish in time on both
 //   sides, where the policy does not matter.
+// - MBPP, side by side with openai/human-eval's harness: the 500 test-split tasks' own code and a failing stub each.
 // - JavaScript: ICE-Score's 3,160 JavaScript samples through the warm runner (a Worker per program), under both
 //   timeout policies; `--cold` adds a fresh node per program (and a fresh Python interpreter per program) beside it.
 // - Java and C++: a sample per bundled MultiPL-E problem that compiles and fails its tests, each twice (identical
@@ -12,7 +13,7 @@
 // Each figure comes with the 1-minute load average before..after and, where a cpuacct cgroup can be made (root on
 // cgroup v1), the CPU time of the whole process tree (sandboxes included), which is steadier than wall clock when
 // other work shares the machine.
-//   node bench/exec.js [--human-eval DIR] [--python PY] [--rounds N] [--every N] [--only python,js,java,cpp] [--cold] [--no-subset]
+//   node bench/exec.js [--human-eval DIR] [--python PY] [--rounds N] [--every N] [--only python,mbpp,js,java,cpp] [--cold] [--no-subset]
 // Without openai/human-eval (DIR with its execution line uncommented; CODEGAUGE_BENCH_HUMAN_EVAL) it prints
 // codegauge's absolute figures and claims no ratio.
 import { spawn } from 'node:child_process';
@@ -32,7 +33,7 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const every = Number(option('--every', '1'));
 const rounds = Number(option('--rounds', '1'));
-const only = new Set(option('--only', 'python,js,java,cpp').split(','));
+const only = new Set(option('--only', 'python,mbpp,js,java,cpp').split(','));
 const cold = args.includes('--cold');
 const subset = !args.includes('--no-subset');
 const heDir = option('--human-eval', process.env.CODEGAUGE_BENCH_HUMAN_EVAL);
@@ -270,6 +271,54 @@ async function javascript() {
   }
 }
 
+/**
+ * MBPP's 500 test-split problems, side by side with openai/human-eval's harness on identical programs: each task's own
+ * code (passes) and a stub that returns None (fails at its first assert), 1,000 programs. human-eval runs
+ * `program + setup code + asserts` (its check() left empty); codegauge runs the program as the candidate and the
+ * asserts in the harness, across the boundary.
+ */
+async function mbpp() {
+  const set = readBenchmark('mbpp');
+  const problems = set.problems.filter((_, i) => i % every === 0);
+  const samples = [
+    ...problems.map((p) => ({ task_id: p.taskId, solution: p.canonicalSolution })),
+    ...problems.map((p) => ({ task_id: p.taskId, solution: `def ${p.entryPoint}(*args, **kwargs):\n    return None\n` })),
+  ];
+  const dir = join(work, 'mbpp');
+  mkdirSync(dir, { recursive: true });
+  writeJsonl(join(dir, 'codegauge.jsonl'), samples);
+  writeJsonl(join(dir, 'human-eval.jsonl'), samples.map((s) => ({ task_id: s.task_id, completion: s.solution })));
+  writeJsonl(join(dir, 'problems.jsonl'), problems.map((p) => ({ task_id: p.taskId, prompt: '', test: `${p.mbpp.setup}\n${p.tests}\n\ndef check(candidate):\n    pass\n`, entry_point: p.entryPoint })));
+  const why = referenceProblem();
+  console.log(`
+mbpp: ${samples.length} programs (each test-split task's own code, and a stub returning None), 2 workers, 3 s timeout; codegauge in the bwrap sandbox, openai/human-eval's harness without one`);
+  if (why) console.log(`  openai/human-eval: ${why}; no ratio is claimed`);
+  const cg = [];
+  const he = [];
+  const sides = why ? ['cg'] : ['he', 'cg'];
+  for (let r = 0; r < rounds; r++) {
+    for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
+      if (side === 'cg') {
+        const m = await codegauge('mbpp', join(dir, 'codegauge.jsonl'));
+        line('  codegauge exec --benchmark mbpp', samples.length, m, statusText(m.statuses));
+        cg.push(m);
+      } else {
+        const m = await humanEval(join(dir, 'human-eval.jsonl'), join(dir, 'problems.jsonl'));
+        line('  openai/human-eval (check_correctness)', samples.length, m, `passed ${m.rows.filter((x) => x.passed).length}, timed out ${m.timeouts}`);
+        he.push(m);
+      }
+    }
+  }
+  if (he.length) {
+    const last = cg[cg.length - 1];
+    const ref = he[he.length - 1];
+    const agree = last.rows.filter((r, i) => r.passed === ref.rows[i].passed).length;
+    const wall = median(he.map((m) => m.wall)) / median(cg.map((m) => m.wall));
+    const cpu = cg[0].cpu !== null ? median(he.map((m) => m.cpu)) / median(cg.map((m) => m.cpu)) : null;
+    console.log(`  labels agree on ${agree} of ${samples.length}; ratio (codegauge samples/s over openai/human-eval's, medians of ${rounds} round${rounds > 1 ? 's' : ''}): wall ${fmt(wall, 2)}x, CPU ${fmt(cpu, 2)}x`);
+  }
+}
+
 /** A body that compiles for the prompt's signature (a default of its return type): the program runs and fails. */
 function stub(language, prompt) {
   const signature = prompt.trimEnd().split('\n').pop();
@@ -301,6 +350,7 @@ try {
   } else {
     console.log(`exec bench${every > 1 ? ` (every ${every}th sample)` : ''}; CPU time ${existsSync(CPUACCT) && makeGroupProbe() ? 'from a cpuacct cgroup per command' : 'not available (no writable cpuacct cgroup)'}`);
     if (only.has('python')) await python();
+    if (only.has('mbpp')) await mbpp();
     if (only.has('js')) await javascript();
     if (only.has('java')) await compiled('java');
     if (only.has('cpp')) await compiled('cpp');

@@ -33,7 +33,12 @@ describe('reading MBPP and EvalPlus files as published', () => {
       ['HumanEval/9005', '9005', 2, 1],
       ['Mbpp/2', '2', 2, 1],
       ['Mbpp/9006', '9006', 2, 2],
+      ['HumanEval/9007', '9007', 1, 1],
+      // MBPP+ v0.2.0 writes "no plus inputs" as {} (Mbpp/793)
+      ['Mbpp/9008', '9008', 2, 0],
     ]);
+    // EvalPlus' caps on a sample's runs, not --timeout's default of 3 s
+    expect(set.problems[0].timeoutMs).toBe(120_000);
     expect(set.problems[0].tests).toContain('1152921504606846977');
     expect(set.problems[3].tests).toContain('Infinity');
     expect(parsePythonJson('{"a": [Infinity, -Infinity, "NaN Infinity"]}')).toEqual({ a: [Infinity, -Infinity, 'NaN Infinity'] });
@@ -72,7 +77,12 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
       { name: 'similar', task_id: 'Mbpp/2', completion: 'def similar_elements(a, b):\n    assert isinstance(a, tuple)\n    return tuple(sorted(set(a) & set(b), reverse=True))\n' },
       { name: 'minimum', task_id: 'Mbpp/9006', completion: 'def minimum(a, b):\n    return a if a < b else b\n' },
       { name: 'maximum', task_id: 'Mbpp/9006', completion: 'def minimum(a, b):\n    return max(a, b)\n' },
-    ], { timeoutMs: 20_000 });
+      // right, but 4.5 s of CPU on an input the reference answers at once: over EvalPlus' per-input limit (4 s)
+      { name: 'slow', task_id: 'HumanEval/9004', completion: '    import time\n    started = time.process_time()\n    while time.process_time() - started < 4.5:\n        pass\n    return x + y\n' },
+      // a million integers back across the boundary (HumanEval+'s make_a_pile and tri return such lists)
+      { name: 'pile', task_id: 'HumanEval/9007', completion: '    return [i for i in range(n)]\n' },
+      { name: 'double', task_id: 'Mbpp/9008', completion: 'def double(a):\n    return a + a\n' },
+    ], { timeoutMs: 3_000 });
     expect(rows.add.status, why(rows.add)).toBe('passed');
     expect(rows['add-float'].status).toBe('failed');
     expect(rows['add-float'].stderr).toMatch(/input 3 of 4 \(plus\)/);
@@ -81,5 +91,9 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
     expect(rows.similar.status, why(rows.similar)).toBe('passed');
     expect(rows.minimum.status, why(rows.minimum)).toBe('passed');
     expect(rows.maximum.status).toBe('failed');
-  }, 60_000);
+    expect(rows.slow.status).toBe('failed');
+    expect(rows.slow.stderr).toMatch(/input 1 of 4 \(base\): took 4\.\d\d s of CPU, over EvalPlus' limit of 4\.00 s/);
+    expect(rows.pile.status, why(rows.pile)).toBe('passed');
+    expect(rows.double.status, why(rows.double)).toBe('passed');
+  }, 120_000);
 });

@@ -10,6 +10,8 @@ import { benchmarkPath, BENCHMARKS, dataDir, readBenchmark } from '../src/exec/b
 import { readProblems } from '../src/exec/benchmarks/problems.js';
 import { quarantine } from '../src/exec/benchmarks/quarantine.js';
 import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
+import { findExecutable } from '../src/exec/sandbox/paths.js';
+import { MBPP_3 } from './exec-mbpp-cases.js';
 import { runBatch, why } from './exec-fixtures.js';
 import { startFakeLlmServer } from './fixtures/fake-llm-server.js';
 import { cli } from './helpers.js';
@@ -25,6 +27,14 @@ describe('bundled MBPP', () => {
     ['mbpp', 'ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f', 500],
     ['mbpp-sanitized', 'ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9', 257],
     ['mbpp-js', '059016ced11f0a27b71ea3872e2461d2d5455758e7a0b051f9bf396eaddf6a14', 397],
+    ['mbpp-ts', '458e6baae91dda3a97558a6d6573a5295d40efa8394345e99b66c8c34e9aebc7', 390],
+    ['mbpp-java', 'eaf01557572dd1b6988917b53ca88d5f6c0a05e5f758cd6b1b8be868f4b6d771', 386],
+    ['mbpp-cpp', '5357cd867fcb9d65d3ce26da77db30fcfd420a51a736f73414dea3579a8df6c3', 397],
+    ['mbpp-go', '0a946111b7b34b24e24ec54a9a2bb722cb4a3360b5a9aec6bfb8e6385bd7ec50', 374],
+    ['mbpp-rs', 'ebb41c8859b507fccae3d96aa9e94ec6bf3a80d8850a976edcb4adaff5c72498', 355],
+    ['mbpp-php', 'c80393fee678a92845dcc706112ffd57210b29ce369b827ed11b22fb0147a6b4', 397],
+    ['mbpp-rb', 'b58a461e9a024e2161d06e84f5ae22467665ea34f08b77ea87d758bf379b0826', 397],
+    ['mbpp-cs', '49e895e2305e3141a16b74a031f6f275214dff893a5aebbed185da10b82a0afd', 386],
   ] as const)('%s: the published file (sha256 of its uncompressed bytes) and its problem count', (name, sum, count) => {
     expect(sha256(BENCHMARKS[name].file)).toBe(sum);
     expect(readBenchmark(name).problems).toHaveLength(count);
@@ -49,6 +59,19 @@ describe('bundled MBPP', () => {
     expect(broken).toEqual(Object.keys(quarantine('mbpp-js')));
     expect(broken).toEqual(['237', '563', '725']);
   });
+});
+
+describe.skipIf(!bwrapAvailable())("MultiPL-E's MBPP translations through the real runners (bwrap)", () => {
+  // mbpp_3 (is_not_prime) in every language: hand-written right and wrong bodies, cut as MultiPL-E's stop tokens cut
+  it.each(MBPP_3.filter((c) => c.fast))('$set: a right answer of mbpp_3 passes, a wrong one fails (skipped without $toolchain)', async (c) => {
+    if (!findExecutable(c.toolchain)) return;
+    const rows = await runBatch('bwrap', readBenchmark(c.set), [
+      { name: 'right', task_id: 'mbpp_3_is_not_prime', completion: c.right },
+      { name: 'wrong', task_id: 'Mbpp/3', completion: c.wrong },
+    ], { timeoutMs: 20_000, jobs: 2 });
+    expect(rows.right.status, why(rows.right)).toBe('passed');
+    expect(rows.wrong.status, why(rows.wrong)).toBe('failed');
+  }, 60_000);
 });
 
 describe.skipIf(!bwrapAvailable())('MBPP judged as google-research runs it (bwrap)', () => {

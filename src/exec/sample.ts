@@ -112,6 +112,7 @@ async function runSplit(ctx: SampleContext, runner: Runner, split: Split, limits
     file: split.candidate.file,
     code: split.candidate.files[split.candidate.file],
     key: split.candidate.key,
+    ...(split.candidate.returns ? { returns: split.candidate.returns } : {}),
     timeout_ms: timeoutMs,
     limits: jobLimits(limits, timeoutMs, limits.memoryMb),
     line_cap: DATA_LINE_CAP,
@@ -199,8 +200,10 @@ async function runCompiled(ctx: SampleContext, runner: Runner, program: Program,
   }
 }
 
-export async function runSample(ctx: SampleContext, task: { problem: Problem; runner: Runner; code: string }, limits: SampleLimits): Promise<SampleOutcome> {
+export async function runSample(ctx: SampleContext, task: { problem: Problem; runner: Runner; code: string }, given: SampleLimits): Promise<SampleOutcome> {
   const { runner, problem, code } = task;
+  // a benchmark's own limits (EvalPlus') hold where the run's are lower
+  const limits = { ...given, timeoutMs: Math.max(given.timeoutMs, problem.timeoutMs ?? 0), memoryMb: Math.max(given.memoryMb, problem.memoryMb ?? 0) };
   const attempts: ExecAttempt[] = [];
   let verdict: Verdict | undefined;
   let isolation: Isolation = 'in-process';

@@ -20,6 +20,14 @@ export const BENCHMARKS: Record<string, { file: string; language: ExecLanguage; 
   mbpp: { file: 'mbpp/mbpp.jsonl.gz', language: 'python', taskIds: [11, 510], description: "MBPP (google-research), Python, the test split (task 11-510), 500 problems; the paper's prompt" },
   'mbpp-sanitized': { file: 'mbpp/sanitized-mbpp.json.gz', language: 'python', taskIds: [11, 510], description: 'sanitized MBPP (hand-verified descriptions), Python, the test split (task 11-510), 257 problems' },
   'mbpp-js': { file: 'multipl-e-mbpp/mbpp-js.jsonl.gz', language: 'javascript', description: 'sanitized MBPP in JavaScript (MultiPL-E, reworded prompts, all splits as MultiPL-E runs it), 397 problems' },
+  'mbpp-ts': { file: 'multipl-e-mbpp/mbpp-ts.jsonl.gz', language: 'typescript', description: 'sanitized MBPP in TypeScript (MultiPL-E, reworded prompts, all splits), 390 problems' },
+  'mbpp-java': { file: 'multipl-e-mbpp/mbpp-java.jsonl.gz', language: 'java', description: 'sanitized MBPP in Java (MultiPL-E, reworded prompts, all splits), 386 problems' },
+  'mbpp-cpp': { file: 'multipl-e-mbpp/mbpp-cpp.jsonl.gz', language: 'cpp', description: 'sanitized MBPP in C++ (MultiPL-E, reworded prompts, all splits), 397 problems' },
+  'mbpp-rs': { file: 'multipl-e-mbpp/mbpp-rs.jsonl.gz', language: 'rust', description: 'sanitized MBPP in Rust (MultiPL-E, reworded prompts, all splits), 355 problems' },
+  'mbpp-php': { file: 'multipl-e-mbpp/mbpp-php.jsonl.gz', language: 'php', description: 'sanitized MBPP in PHP (MultiPL-E, reworded prompts, all splits), 397 problems' },
+  'mbpp-rb': { file: 'multipl-e-mbpp/mbpp-rb.jsonl.gz', language: 'ruby', description: 'sanitized MBPP in Ruby (MultiPL-E, reworded prompts, all splits), 397 problems' },
+  'mbpp-go': { file: 'multipl-e-mbpp/mbpp-go.jsonl.gz', language: 'go', description: 'sanitized MBPP in Go (MultiPL-E, reworded prompts, all splits), 374 problems' },
+  'mbpp-cs': { file: 'multipl-e-mbpp/mbpp-cs.jsonl.gz', language: 'csharp', description: 'sanitized MBPP in C# (MultiPL-E, reworded prompts, all splits), 386 problems' },
 };
 
 export function dataDir(): string {

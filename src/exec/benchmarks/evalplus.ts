@@ -2,19 +2,34 @@ import { InputError } from '../../errors.js';
 import type { Problem } from './types.js';
 import { rawField } from './rows.js';
 
+/** EvalPlus' per-input time limit, max(EVALPLUS_MIN_LIMIT_S, EVALPLUS_LIMIT_FACTOR x the reference's time) (its defaults). */
+export const EVALPLUS_MIN_LIMIT_S = 4;
+export const EVALPLUS_LIMIT_FACTOR = 4;
+/**
+ * EvalPlus caps each of a sample's two runs (base inputs, plus inputs) at 60 s; the sample runs both in one, with the
+ * reference's outputs computed alongside, so it gets both caps: 120 s (or --timeout, if longer).
+ */
+export const EVALPLUS_SAMPLE_TIMEOUT_MS = 120_000;
+/** EvalPlus' address-space limit of a sample (EVALPLUS_MAX_MEMORY_BYTES' default): some canonical solutions need it. */
+export const EVALPLUS_MEMORY_MB = 4096;
+/** MBPP+ tasks whose expected value is only "not None" (EvalPlus' MBPP_OUTPUT_NOT_NONE_TASKS). */
+const NOT_NONE = ['check_str', 'text_match_three', 'text_starta_endb'];
+
 /**
  * EvalPlus' HumanEval+ and MBPP+ (Liu et al. 2023, evalplus/humanevalplus_release, mbppplus_release) as published:
  * `task_id, prompt, canonical_solution, entry_point, base_input, plus_input, atol` per line. A sample passes only if
  * it passes every base input and every plus input, as EvalPlus counts "plus". The expected outputs are not in the
  * file: EvalPlus computes them by running the canonical solution on each input, and so does the harness here, in its
  * own process (the candidate is called across the boundary with the same input, deep-copied). What EvalPlus' own
- * `evaluate` does is followed: MBPP+'s per-task conversion of JSON inputs (tuples, sets, complex numbers), its
- * comparison (exact, else `np.allclose(rtol=1e-07)` within `atol` for floats, 1e-6 when the file gives 0), its
+ * `evaluate` does is followed: its time limit per input (4 s, or 4x the reference's time; CPU
+ * seconds here), its 60 s cap on each of the base and plus runs (one 120 s limit here), MBPP+'s per-task conversion of
+ * JSON inputs (tuples, sets, complex numbers), its comparison (exact, else `np.allclose(rtol=1e-07)` within `atol` for floats, 1e-6 when the file gives 0), its
  * set-equal and not-None tasks, `find_zero` checked by the polynomial, and the oracles of `are_equivalent` and
- * `sum_div`. Not followed: per-input time limits (the whole sample has --timeout), and the special oracles of
- * `surface_Area` and `digit_distance_nums` (compared as any other task). The inputs reach Python as the file's own
+ * `sum_div`. Not followed: the special oracles of `surface_Area` and `digit_distance_nums` (compared as any other
+ * task). The inputs reach Python as the file's own
  * JSON text: integers past 2^53 and bare Infinity stay what they are.
  */
+
 export function isEvalPlusRow(row: Record<string, unknown>): boolean {
   return 'base_input' in row && 'plus_input' in row && 'entry_point' in row;
 }
@@ -31,14 +46,16 @@ export function evalplusProblem(row: Record<string, unknown>, raw: string | unde
   const entry = str(row, 'entry_point', path, line);
   const prompt = str(row, 'prompt', path, line);
   const canonical = str(row, 'canonical_solution', path, line);
-  const base = Array.isArray(row.base_input) ? row.base_input.length : NaN;
-  const plus = Array.isArray(row.plus_input) ? row.plus_input.length : NaN;
+  // MBPP+ v0.2.0 writes "no plus inputs" as {} (Mbpp/793)
+  const none = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
+  const base = Array.isArray(row.base_input) ? row.base_input.length : none(row.base_input) ? 0 : NaN;
+  const plus = Array.isArray(row.plus_input) ? row.plus_input.length : none(row.plus_input) ? 0 : NaN;
   if (!Number.isFinite(base) || !Number.isFinite(plus)) throw new InputError('fields "base_input" and "plus_input" must be lists of argument lists', path, line);
   const atol = row.atol === undefined || row.atol === null ? 0 : Number(row.atol);
   if (!Number.isFinite(atol) || atol < 0) throw new InputError('field "atol" must be a number >= 0', path, line);
   // the inputs as written (JSON text Python reads), else as JavaScript read them
-  const baseText = (raw && rawField(raw, 'base_input')) ?? JSON.stringify(row.base_input);
-  const plusText = (raw && rawField(raw, 'plus_input')) ?? JSON.stringify(row.plus_input);
+  const baseText = base === 0 ? '[]' : ((raw && rawField(raw, 'base_input')) ?? JSON.stringify(row.base_input));
+  const plusText = plus === 0 ? '[]' : ((raw && rawField(raw, 'plus_input')) ?? JSON.stringify(row.plus_input));
   return {
     taskId,
     key: key(taskId),
@@ -50,6 +67,9 @@ export function evalplusProblem(row: Record<string, unknown>, raw: string | unde
     entryPoint: entry,
     canonicalSolution: canonical,
     plus: { base, plus, atol },
+    timeoutMs: EVALPLUS_SAMPLE_TIMEOUT_MS,
+    memoryMb: EVALPLUS_MEMORY_MB,
+    ...(taskId.startsWith('Mbpp/') && NOT_NONE.includes(entry) ? { returns: 'not-none' as const } : {}),
   };
 }
 
@@ -62,19 +82,25 @@ const py = (text: string) => JSON.stringify(text);
  * (split at the boundary, in one process, or in pyodide).
  */
 export function evalplusTests(taskId: string, entry: string, atol: number, baseText: string, plusText: string, reference: string): string {
-  return String.raw`import copy as _cg_copy, json as _cg_json, math as _cg_math
+  return String.raw`import copy as _cg_copy, json as _cg_json, math as _cg_math, time as _cg_time
 
 # codegauge: EvalPlus' base and plus inputs of ${taskId}, the canonical solution's outputs as the expected ones
 _CG_TASK = ${py(taskId)}
 _CG_ENTRY = ${py(entry)}
 _CG_ATOL = ${atol === 0 ? '0.0' : String(atol)}
+# EvalPlus' time limit of each input: max(4 s, 4x the reference's time) (its defaults), counted in CPU seconds here,
+# so that a busy machine does not turn a pass into a timeout
+_CG_MIN_LIMIT = ${EVALPLUS_MIN_LIMIT_S.toFixed(1)}
+_CG_LIMIT_FACTOR = ${EVALPLUS_LIMIT_FACTOR.toFixed(1)}
+# below the 16 MiB a line of the relay carries (DATA_LINE_CAP in sandbox/job-server.ts)
+_CG_REPLY_BUDGET = 15000000
 _CG_INPUTS = _cg_json.loads(${py(baseText)}) + _cg_json.loads(${py(plusText)})
 _CG_REFERENCE = ${py(reference)}
 
 _CG_MBPP = _CG_TASK.startswith('Mbpp/')
 _CG_NUMBER = int(_CG_TASK.split('/')[-1]) if _CG_TASK.split('/')[-1].isdigit() else -1
 _CG_SET_EQ = {'similar_elements', 'find_char_long', 'common_in_nested_lists', 'extract_singly', 'larg_nnum', 'intersection_array', 'find_dissimilar', 'Diff'}
-_CG_NOT_NONE = {'check_str', 'text_match_three', 'text_starta_endb'}
+_CG_NOT_NONE = {${NOT_NONE.map((n) => `'${n}'`).join(', ')}}
 
 
 def _cg_deep_tuple(x):
@@ -180,14 +206,60 @@ def _cg_same(out, exp, args, reference_ns):
     return False
 
 
+# the function under test before check() below is defined: Mbpp/56's is itself named check
+_cg_candidate = globals().get(_CG_ENTRY)
+
+
+def _cg_json_size(x, budget):
+    # about the bytes x takes as the boundary writes it (an upper bound for numbers), counting stops past budget
+    todo, size = [x], 0
+    while todo and size <= budget:
+        v = todo.pop()
+        t = type(v)
+        if t is str:
+            size += len(v) + 3 if v.isascii() else 6 * len(v) + 3
+        elif t is int:
+            size += v.bit_length() // 3 + 3
+        elif t is float:
+            size += 26
+        elif t in (list, tuple, set, frozenset):
+            size += 8 + len(v)
+            todo.extend(v)
+        elif t is dict:
+            size += 8 + 2 * len(v)
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        else:
+            size += 64
+    return size
+
+
 def check(candidate):
+    if candidate is check and _cg_candidate is not None:
+        candidate = _cg_candidate
+    # across the boundary: an input whose right answer is larger than a reply can be (Mbpp/255 has one of 1.7 million
+    # tuples) makes the whole task run in one process, decided by the reference's answer, never by the candidate's
+    unsupported = globals().get('__codegauge_unsupported__')
     reference_ns = {'__name__': 'evalplus_reference'}
     exec(compile(_CG_REFERENCE, 'reference.py', 'exec'), reference_ns)
     reference = reference_ns[_CG_ENTRY]
+    # across the boundary the candidate's process measures its own CPU seconds per call; in one process, this one does
+    call_cpu = globals().get('__codegauge_call_cpu__')
+    bases = len(_cg_json.loads(${py(baseText)}))
     for i, raw in enumerate(_CG_INPUTS):
         args = _cg_deserialize(raw)
-        exp = reference(*_cg_copy.deepcopy(args))
-        out = candidate(*_cg_copy.deepcopy(args))
-        assert _cg_same(out, exp, args, reference_ns), 'input %d of %d (%s): expected %r, got %r' % (i + 1, len(_CG_INPUTS), 'base' if i < len(_cg_json.loads(${py(baseText)})) else 'plus', exp, out)
+        given = _cg_copy.deepcopy(args)
+        started = _cg_time.process_time()
+        exp = reference(*given)
+        limit = max(_CG_MIN_LIMIT, _CG_LIMIT_FACTOR * (_cg_time.process_time() - started))
+        if unsupported is not None and _cg_json_size(exp, _CG_REPLY_BUDGET) > _CG_REPLY_BUDGET:
+            raise unsupported('input %d: the right answer is larger than a reply across the boundary can be' % (i + 1))
+        given = _cg_copy.deepcopy(args)
+        started = _cg_time.process_time()
+        out = candidate(*given)
+        spent = call_cpu() if call_cpu is not None else _cg_time.process_time() - started
+        where = 'input %d of %d (%s)' % (i + 1, len(_CG_INPUTS), 'base' if i < bases else 'plus')
+        assert spent <= limit, "%s: took %.2f s of CPU, over EvalPlus' limit of %.2f s (4 s, or 4x the reference's time)" % (where, spent, limit)
+        assert _cg_same(out, exp, args, reference_ns), '%s: expected %r, got %r' % (where, exp, out)
 `;
 }

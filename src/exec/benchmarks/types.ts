@@ -29,6 +29,14 @@ export interface Problem {
   mbpp?: MbppParts;
   /** EvalPlus (HumanEval+, MBPP+): how many base and plus inputs the tests check, and the float tolerance. */
   plus?: { base: number; plus: number; atol: number };
+  /** Limits the benchmark itself sets (EvalPlus: 120 s a sample, 4 GB), used where --timeout or --memory is lower. */
+  timeoutMs?: number;
+  memoryMb?: number;
+  /**
+   * The tests ask only whether the function returned something other than None (three MBPP+ tasks return re.Match):
+   * across the boundary the candidate's side sends that bool, since a Match is not a plain value.
+   */
+  returns?: 'not-none';
   line: number;
 }
 

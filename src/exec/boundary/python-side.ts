@@ -2,12 +2,14 @@
  * The Python side of the boundary, run inside the fork server (sandbox/python-server.ts): the plain-value codec,
  * the candidate's serving loop (`serve`: load the program, then answer calls of its functions) and the tests'
  * harness (`harness`: the problem's prompt, then the tests, with the candidate's functions as remote calls).
- * Values cross as JSON of tagged plain values; the harness builds them with exactly the built-in types, so that
- * nothing of the candidate's (an always-equal `__eq__`, a patched builtin) takes part in the comparison.
+ * Values cross as JSON of tagged plain values (strings, finite floats and integers up to 1,000 bits bare); the harness
+ * builds them with exactly the built-in types, so that nothing of the candidate's (an always-equal `__eq__`, a patched
+ * builtin) takes part in the comparison. Each reply carries the CPU seconds the call took, for per-input time limits.
  */
 export const PYTHON_BOUNDARY = String.raw`# ---- plain values across the boundary (the candidate's side and the harness's side share this code)
-import base64 as _b64, json as _json
+import base64 as _b64, json as _json, time as _time
 _loads = _json.loads
+_cpu = _time.process_time  # bound before any program runs: the CPU seconds of each call go back with its reply
 
 class NotPlain(Exception):
     """A value that cannot cross the boundary: not None, bool, int, float, complex, str, bytes, bytearray, list,
@@ -26,9 +28,12 @@ def encode(v, depth=0):
     if v is None or t is bool or t is str:
         return v
     if t is int:
-        return ['i', hex(v)]
+        # as a JSON number, exact both ways in Python and a third of the bytes (HumanEval+ returns lists of a million);
+        # past ~300 digits in hex, which no digit limit of int() refuses
+        return v if v.bit_length() <= 1000 else ['i', hex(v)]
     if t is float:
-        return ['f', v.hex()]
+        # Python writes a finite float as its shortest repr and reads it back bit for bit; inf and nan are not JSON
+        return v if v - v == 0.0 else ['f', v.hex()]
     if t is list:
         return ['l', [encode(x, depth + 1) for x in v]]
     if t is tuple:
@@ -76,7 +81,7 @@ def decode(e, depth=0):
     """Builds the value with exactly the built-in types; anything malformed is NotPlain."""
     if depth > _MAX_DEPTH + 1:
         raise NotPlain('nested too deep')
-    if e is None or e is True or e is False or type(e) is str:
+    if e is None or e is True or e is False or type(e) is str or type(e) is int or type(e) is float:
         return e
     if type(e) is not list or not e or type(e[0]) is not str:
         raise NotPlain('malformed value')
@@ -142,6 +147,7 @@ def serve(job, data_fd, namespace, run_program):
     name the program does not define raises NameError, as the tests would have."""
     import os, sys, traceback
     token = job['token']
+    not_none = job.get('returns') == 'not-none'
     run_program(namespace)  # SyntaxError, a top-level exception or an exit ends the process here
     sys.stdout.flush()
     _send(data_fd, {'t': token, 'ready': 1})
@@ -167,6 +173,7 @@ def serve(job, data_fd, namespace, run_program):
         except NameError as e:
             _send(data_fd, {'t': token, 'seq': seq, 'raise': ['NameError', str(e)]})
             continue
+        started = _cpu()
         try:
             value = fn(*args, **kwargs)
         except Exception as e:
@@ -179,7 +186,9 @@ def serve(job, data_fd, namespace, run_program):
                 pass  # a full disk or a closed stream: the reply still goes
             _send(data_fd, {'t': token, 'seq': seq, 'raise': [type(e).__name__, _safe_str(e), tb[-4000:]]})
             continue
-        reply = {'t': token, 'seq': seq}
+        reply = {'t': token, 'seq': seq, 'cpu': _cpu() - started}
+        if not_none:
+            value = value is not None
         try:
             reply['ok'] = encode(value)
         except NotPlain as e:
@@ -227,7 +236,7 @@ class CandidateError(Exception):
 
 class _Channel:
     def __init__(self, fd, token, cap):
-        self.fd, self.token, self.seq = fd, token, 0
+        self.fd, self.token, self.seq, self.last_cpu = fd, token, 0, 0.0
         self.lines = _Lines(fd, cap)
         self.prefix = ('{"t":"%s",' % token).encode('ascii')
 
@@ -268,6 +277,8 @@ class _Channel:
                 err = CandidateError('%s: %s' % (kind, text))
             err.__codegauge_candidate__ = True
             raise err
+        cpu = msg.get('cpu')
+        self.last_cpu = float(cpu) if type(cpu) in (int, float) and cpu >= 0 else 0.0
         try:
             value = decode(msg['ok'])
             changed = {int(i): decode(v) for i, v in msg.get('changed', {}).items()}
@@ -332,6 +343,12 @@ def harness(job, data_fd, report):
     ns = _Globals(channel, set(dir(builtins)))
     ns['__name__'] = '__main__'
     ns['__builtins__'] = builtins
+    # the CPU seconds the candidate's process spent in the last call (as it measured them: a program can only make
+    # itself look faster to a test that limits per-call time, never make a wrong value right)
+    ns['__codegauge_call_cpu__'] = lambda: channel.last_cpu
+    # tests that find, from the problem's own data, that it cannot cross (a reference's answer larger than the relay
+    # carries) ask for one process with this; never the candidate, who cannot reach it
+    ns['__codegauge_unsupported__'] = Unsupported
     entry = job.get('entry')
     try:
         _run_prompt(job['prompt'], ns)

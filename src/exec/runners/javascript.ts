@@ -55,14 +55,14 @@ export function registration(names: string[], key: string): string {
   return `\n;globalThis[${JSON.stringify(key)}] = function (name) { switch (name) { ${cases} } return undefined; };\n`;
 }
 
-function jsSplit(problem: Problem, code: string, transpile?: (source: string) => string | undefined): Split | undefined {
+function jsSplit(problem: Problem, code: string, transpile?: (source: string, part: 'candidate' | 'tests') => string | undefined): Split | undefined {
   const tests = testsOf(problem);
   const names = jsTestNames(tests);
   if (names.length === 0) return undefined;
   const key = `__codegauge_${randomBytes(8).toString('hex')}`;
   const program = `${code}\n${registration(names, key)}`;
-  const candidate = transpile ? transpile(program) : program;
-  const harnessTests = transpile ? transpile(tests) : tests;
+  const candidate = transpile ? transpile(program, 'candidate') : program;
+  const harnessTests = transpile ? transpile(tests, 'tests') : tests;
   if (candidate === undefined || harnessTests === undefined) return undefined;
   return {
     candidate: { files: { 'program.js': candidate }, file: 'program.js', key },
@@ -130,11 +130,12 @@ export function typescriptRunner(): Runner {
       if (diags.length > 0) return { files: { 'program.ts': source, 'program.js': syntaxErrorProgram(diags) }, run: [binary, 'program.js'] };
       return { files: { 'program.ts': source, 'program.js': js }, run: [binary, 'program.js'] };
     },
-    // a syntax error in the candidate's code: its program reports it, as the one-process program would
+    // a syntax error in the candidate's code: its program reports it, as the one-process program would; one in the
+    // tests (MultiPL-E's mbpp_563 and 725 have unescaped quotes): no split, the one program is a compile_error
     split: (problem, code) =>
-      jsSplit(problem, code, (source) => {
+      jsSplit(problem, code, (source, part) => {
         const { js, diags } = transpile(source);
-        return diags.length > 0 ? syntaxErrorProgram(diags) : js;
+        return diags.length === 0 ? js : part === 'candidate' ? syntaxErrorProgram(diags) : undefined;
       }),
     classify(result, nonce) {
       if (result.exitCode === 2 && result.stderr.startsWith(TS_SYNTAX_ERROR)) return { ...fields(result), status: 'compile_error' };

@@ -59,7 +59,14 @@ export interface HarnessJob {
 
 export interface Split {
   /** The candidate's program (loaded, then serving calls). */
-  candidate: { files: Record<string, string>; file: string; /** JavaScript: where the program leaves its table of names. */ key?: string };
+  candidate: {
+    files: Record<string, string>;
+    file: string;
+    /** JavaScript: where the program leaves its table of names. */
+    key?: string;
+    /** Python: what goes back of each return value (Problem.returns). */
+    returns?: 'not-none';
+  };
   harness: HarnessJob;
 }
 

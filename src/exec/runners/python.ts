@@ -90,7 +90,7 @@ export function pythonSplit(problem: Problem, code: string): Split | undefined {
   const entry = pythonEntry(problem);
   if (!entry) return undefined;
   return {
-    candidate: { files: { 'program.py': code }, file: 'program.py' },
+    candidate: { files: { 'program.py': code }, file: 'program.py', ...(problem.returns ? { returns: problem.returns } : {}) },
     harness: { prompt: problem.format === 'humaneval-x' ? (problem.declaration ?? problem.prompt) : problem.prompt, tests: problem.tests, names: [entry], entry, callCheck: callsCheck(problem) },
   };
 }

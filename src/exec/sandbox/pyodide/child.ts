@@ -337,7 +337,7 @@ async function main() {
     job = { stdout: [], stdoutBytes: 0, stderr: Buffer.alloc(0), outputBytes: message.limits?.output ?? 1048576, outputExceeded: false };
     py.setStdin({ stdin: () => null, autoEOF: true });
     jobData.clear();
-    for (const key of ['kind', 'code', 'file', 'token', 'line_cap', 'prompt', 'tests', 'entry', 'call_check']) if (message[key] !== undefined) jobData.set(key, message[key]);
+    for (const key of ['kind', 'code', 'file', 'token', 'line_cap', 'prompt', 'tests', 'entry', 'call_check', 'returns']) if (message[key] !== undefined) jobData.set(key, message[key]);
     if (message.names !== undefined) jobData.set('names', py.toPy(message.names));
     deviceLines.length = 0;
     deviceLine = '';
