@@ -35,7 +35,7 @@ const work = from ?? mkdtempSync(join(tmpdir(), 'codegauge-quarantine-'));
 
 /** The first line of a compiler's complaint that says what is wrong, without paths and positions. */
 function firstError(stderr) {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^#/.test(l));
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l && !/^(#|codegauge:)/.test(l));
   // javac, rustc, mcs, g++: "...error: what" / "error[E0308]: what" / "error CS1021: what"
   const tagged = lines.find((l) => /\berror(\[\w+\]| CS\d+)?:/.test(l));
   const line = tagged ?? lines.find((l) => /error|Error|expected|unexpected|cannot|undefined|missing/.test(l) && !/^\d+ errors?$/.test(l)) ?? "a message longer than the kept end of stderr";
@@ -55,6 +55,12 @@ for (const lang of langs) {
   const found = {};
   for (const row of rows) {
     const key = set.byKey.get(row.task_id.replace(/^mbpp_(\d+)_.*$/, '$1'))?.key;
+    if (lang === 'cpp' && row.status === 'compile_error') {
+      // g++'s template errors run past the kept end of stderr: its first error, compiled once more to a syntax check
+      const program = join(work, 'first-error.cpp');
+      writeFileSync(program, `${set.byKey.get(key).prompt}${STUBS.cpp}${set.byKey.get(key).tests}`);
+      row.stderr = spawnSync('g++', ['-std=c++17', '-fsyntax-only', '-fmax-errors=1', program], { encoding: 'utf8' }).stderr;
+    }
     // JavaScript has no compile step: a test that does not parse is a SyntaxError when the program runs
     const unparsed = lang === 'js' && row.status === 'runtime_error' && /^SyntaxError/m.test(row.stderr);
     if (row.status === 'compile_error' || unparsed) found[key] = `the tests do not ${unparsed ? 'parse' : 'compile'} as ${NAMES[lang]} (MultiPL-E upstream fault: ${firstError(row.stderr)}) for every sample`;

@@ -36,9 +36,10 @@ describe('reading MBPP and EvalPlus files as published', () => {
       ['HumanEval/9007', '9007', 1, 1],
       // MBPP+ v0.2.0 writes "no plus inputs" as {} (Mbpp/793)
       ['Mbpp/9008', '9008', 2, 0],
+      ['Mbpp/737', '737', 2, 1],
     ]);
     // EvalPlus' caps on a sample's runs, not --timeout's default of 3 s
-    expect(set.problems[0].timeoutMs).toBe(120_000);
+    expect(set.problems[0].timeoutMs).toBe(180_000);
     expect(set.problems[0].tests).toContain('1152921504606846977');
     expect(set.problems[3].tests).toContain('Infinity');
     expect(parsePythonJson('{"a": [Infinity, -Infinity, "NaN Infinity"]}')).toEqual({ a: [Infinity, -Infinity, 'NaN Infinity'] });
@@ -82,6 +83,10 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
       // a million integers back across the boundary (HumanEval+'s make_a_pile and tri return such lists)
       { name: 'pile', task_id: 'HumanEval/9007', completion: '    return [i for i in range(n)]\n' },
       { name: 'double', task_id: 'Mbpp/9008', completion: 'def double(a):\n    return a + a\n' },
+      // MBPP+'s not-None tasks: a re.Match (no plain value) counts by being not None, a bool by itself, as EvalPlus does
+      { name: 'match', task_id: 'Mbpp/737', completion: 'import re\ndef check_str(s):\n    return re.match("[aeiouAEIOU]", s)\n' },
+      { name: 'bool', task_id: 'Mbpp/737', completion: 'def check_str(s):\n    return s[:1].lower() in "aeiou"\n' },
+      { name: 'bool-wrong', task_id: 'Mbpp/737', completion: 'def check_str(s):\n    return True\n' },
     ], { timeoutMs: 3_000 });
     expect(rows.add.status, why(rows.add)).toBe('passed');
     expect(rows['add-float'].status).toBe('failed');
@@ -95,5 +100,8 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
     expect(rows.slow.stderr).toMatch(/input 1 of 4 \(base\): took 4\.\d\d s of CPU, over EvalPlus' limit of 4\.00 s/);
     expect(rows.pile.status, why(rows.pile)).toBe('passed');
     expect(rows.double.status, why(rows.double)).toBe('passed');
+    expect(rows.match.status, why(rows.match)).toBe('passed');
+    expect(rows.bool.status, why(rows.bool)).toBe('passed');
+    expect(rows['bool-wrong'].status).toBe('failed');
   }, 120_000);
 });

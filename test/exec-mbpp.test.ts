@@ -59,6 +59,30 @@ describe('bundled MBPP', () => {
     expect(broken).toEqual(Object.keys(quarantine('mbpp-js')));
     expect(broken).toEqual(['237', '563', '725']);
   });
+
+  it('mbpp-ts: every prompt, closed with a stub body, parses with its tests, but the two quarantined tasks', async () => {
+    await loadLanguage('typescript');
+    const broken: string[] = [];
+    for (const p of readBenchmark('mbpp-ts').problems) {
+      if (parseCode('typescript', `${p.prompt}  return undefined as any;\n}\n${p.tests}\n`).hasError) broken.push(p.key);
+    }
+    expect(broken).toEqual(Object.keys(quarantine('mbpp-ts')));
+    expect(broken).toEqual(['563', '725']);
+  });
+
+  it('every MultiPL-E MBPP set has its quarantine (scripts/exec-quarantine-mbpp.mjs), each entry a task of the set with a reason', () => {
+    const counts: Record<string, number> = {};
+    for (const name of Object.keys(BENCHMARKS).filter((n) => /^mbpp-(?!sanitized)/.test(n))) {
+      const set = readBenchmark(name);
+      const entries = Object.entries(quarantine(name));
+      counts[name] = entries.length;
+      for (const [key, reason] of entries) {
+        expect(set.byKey.has(key), `${name} ${key}`).toBe(true);
+        expect(reason).toMatch(/^the tests (do not (compile|parse) as|compare|assert nothing)/);
+      }
+    }
+    expect(counts).toEqual({ 'mbpp-js': 3, 'mbpp-ts': 2, 'mbpp-java': 45, 'mbpp-cpp': 31, 'mbpp-rs': 2, 'mbpp-php': 2, 'mbpp-rb': 2, 'mbpp-go': 38, 'mbpp-cs': 107 });
+  });
 });
 
 describe.skipIf(!bwrapAvailable())("MultiPL-E's MBPP translations through the real runners (bwrap)", () => {

@@ -187,8 +187,8 @@ def serve(job, data_fd, namespace, run_program):
             _send(data_fd, {'t': token, 'seq': seq, 'raise': [type(e).__name__, _safe_str(e), tb[-4000:]]})
             continue
         reply = {'t': token, 'seq': seq, 'cpu': _cpu() - started}
-        if not_none:
-            value = value is not None
+        if not_none and type(value) is not bool:
+            value = value is not None  # a bool goes as it is: EvalPlus compares a returned bool itself
         try:
             reply['ok'] = encode(value)
         except NotPlain as e:
