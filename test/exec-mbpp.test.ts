@@ -156,3 +156,31 @@ describe.skipIf(!bwrapAvailable())('codegauge eval --benchmark mbpp (scripted se
     }
   }, 60_000);
 });
+
+describe.skipIf(!bwrapAvailable())('codegauge eval --benchmark mbpp-js, then report (scripted server, bwrap)', () => {
+  it("completes MultiPL-E's prompt, runs the tests, and the report's execution section shows the MBPP tasks", async () => {
+    const server = await startFakeLlmServer({
+      reply: (body) => {
+        const text: string = body.messages.map((m: { content: string }) => m.content).join('\n');
+        // mbpp_100: a right body; mbpp_101: a wrong one (0-based where the task says 1-based)
+        if (text.includes('next_smallest_palindrome')) return '```javascript\nfunction next_smallest_palindrome(num){\n  for (let n = num + 1; ; n++) if (String(n) === String(n).split("").reverse().join("")) return n;\n}\n```';
+        return '```javascript\nfunction kth_element(arr, k){\n  return arr[k];\n}\n```';
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'codegauge-eval-mbpp-js-'));
+    try {
+      const r = await cli('eval', '--benchmark', 'mbpp-js', '--limit', '2', '--model', 'openai:coder', '--base-url', server.url, '--api-key', 'k', '--cache-file', join(dir, 'cache.sqlite'), '--n', '1', '--k', '1', '--out', join(dir, 'out'), '--format', 'json');
+      expect(r.code, r.err).toBe(0);
+      const system = JSON.parse(r.out).exec.systems[0];
+      expect(system.per_problem).toEqual({ mbpp_100_next_smallest_palindrome: { n: 1, c: 1 }, mbpp_101_kth_element: { n: 1, c: 0 } });
+      const report = await cli('report', join(dir, 'out'), '--out', join(dir, 'report.html'));
+      expect(report.code, report.err).toBe(0);
+      const html = readFileSync(join(dir, 'report.html'), 'utf8');
+      expect(html).toMatch(/<h2>Execution <small>/);
+      expect(html).toContain('mbpp_101_kth_element');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -74,6 +74,7 @@ export async function runConfig(options: RunOptions): Promise<RunResult> {
     if (config.exec) await execStage(ctx);
     if (data && config.judges.length) await judgeStage(ctx, data);
     result.llm = llm.usage();
+    for (const line of llm.localLines()) ctx.log(line);
 
     // Baselines.
     if (baseline) result.baseline = { name: options.baseline!, created: baseline.created, comparisons: compareWithBaseline(config, items, baseline.results, { ...options, subset: shard !== undefined, scorers: ctx.scorers }) };

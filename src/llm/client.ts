@@ -327,6 +327,11 @@ export class LlmClient {
     return `${u.requests} req, ${u.cacheHits} cached, ${u.promptTokens + u.completionTokens} tok${u.failures ? `, ${u.failures} failed` : ''}`;
   }
 
+  /** The llama.cpp tokens/s line, or undefined when no local model ran. */
+  localSummary(): string | undefined {
+    return this.local?.summary();
+  }
+
   summary(): string {
     const u = this.usage;
     const cost = u.costUsd > 0 ? `, cost $${u.costUsd.toFixed(4)}` : '';

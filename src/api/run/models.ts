@@ -54,6 +54,7 @@ export class LlmModels {
         timeoutMs: llm.timeout * 1000,
         retries: llm.retries,
         store: this.store,
+        local: { threads: llm.threads, contextSize: llm.context_size },
       });
       this.clients.set(key, client);
     }
@@ -76,11 +77,30 @@ export class LlmModels {
     if (!this.store) return null;
     let requests = 0;
     let cacheHits = this.batchCacheHits;
+    const local = { requests: 0, prompt_tokens: 0, completion_tokens: 0, generating_ms: 0 };
     for (const c of this.clients.values()) {
       requests += c.usage.requests;
       cacheHits += c.usage.cacheHits;
+      const u = c.localUsage();
+      if (u?.requests) {
+        local.requests += u.requests;
+        local.prompt_tokens += u.promptTokens;
+        local.completion_tokens += u.completionTokens;
+        local.generating_ms += u.generatingMs;
+      }
     }
-    return { requests, cache_hits: cacheHits, ...(this.batch ? { batches: this.batches } : {}) };
+    const tokensPerS = local.generating_ms > 0 ? Math.round((10 * local.completion_tokens) / (local.generating_ms / 1000)) / 10 : null;
+    return {
+      requests,
+      cache_hits: cacheHits,
+      ...(this.batch ? { batches: this.batches } : {}),
+      ...(local.requests ? { local: { requests: local.requests, prompt_tokens: local.prompt_tokens, completion_tokens: local.completion_tokens, generation_tokens_per_s: tokensPerS } } : {}),
+    };
+  }
+
+  /** The llama.cpp tokens/s line of each client that ran a local model (llama:/hf:). */
+  localLines(): string[] {
+    return [...this.clients.values()].map((c) => c.localSummary()).filter((l): l is string => l !== undefined);
   }
 
   close(): void {
