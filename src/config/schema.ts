@@ -104,9 +104,10 @@ export const llmSchema = z
     batch: z.boolean().default(false),
     /** Seconds between polls of a batch. */
     batch_poll: z.number().min(0).default(30),
-    /** llama:/hf: models: llama.cpp threads (default: the physical cores) and context size in tokens (default: as llama.cpp fits it). */
+    /** llama:/hf: models: llama.cpp threads (default: the physical cores), as --threads. */
     threads: z.number().int().min(1).max(1024).optional(),
-    context_size: z.number().int().min(64).max(1_048_576).optional(),
+    /** llama:/hf: models: tokens of context per sequence (default 8192, at most what the model declares), as --context-size. */
+    context_size: z.number().int().min(64).max(10_000_000).optional(),
   })
   .strict();
 
