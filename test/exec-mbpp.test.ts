@@ -10,8 +10,7 @@ import { benchmarkPath, BENCHMARKS, dataDir, readBenchmark } from '../src/exec/b
 import { readProblems } from '../src/exec/benchmarks/problems.js';
 import { quarantine } from '../src/exec/benchmarks/quarantine.js';
 import { bwrapAvailable } from '../src/exec/sandbox/bwrap.js';
-import { findExecutable } from '../src/exec/sandbox/paths.js';
-import { MBPP_3 } from './exec-mbpp-cases.js';
+import { checkMbpp3, MBPP_3 } from './exec-mbpp-cases.js';
 import { runBatch, why } from './exec-fixtures.js';
 import { startFakeLlmServer } from './fixtures/fake-llm-server.js';
 import { cli } from './helpers.js';
@@ -87,15 +86,7 @@ describe('bundled MBPP', () => {
 
 describe.skipIf(!bwrapAvailable())("MultiPL-E's MBPP translations through the real runners (bwrap)", () => {
   // mbpp_3 (is_not_prime) in every language: hand-written right and wrong bodies, cut as MultiPL-E's stop tokens cut
-  it.each(MBPP_3.filter((c) => c.fast))('$set: a right answer of mbpp_3 passes, a wrong one fails (skipped without $toolchain)', async (c) => {
-    if (!findExecutable(c.toolchain)) return;
-    const rows = await runBatch('bwrap', readBenchmark(c.set), [
-      { name: 'right', task_id: 'mbpp_3_is_not_prime', completion: c.right },
-      { name: 'wrong', task_id: 'Mbpp/3', completion: c.wrong },
-    ], { timeoutMs: 20_000, jobs: 2 });
-    expect(rows.right.status, why(rows.right)).toBe('passed');
-    expect(rows.wrong.status, why(rows.wrong)).toBe('failed');
-  }, 60_000);
+  it.each(MBPP_3.filter((c) => c.fast))('$set: a right answer of mbpp_3 passes, a wrong one fails (skipped without $toolchain)', checkMbpp3, 60_000);
 });
 
 describe.skipIf(!bwrapAvailable())('MBPP judged as google-research runs it (bwrap)', () => {
