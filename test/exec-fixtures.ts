@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { Problem, ProblemSet } from '../src/exec/benchmarks/problems.js';
 import { execSystems, type ExecRow } from '../src/exec/run.js';
+import { pyodidePackage } from '../src/exec/sandbox/pyodide/package.js';
 import type { SandboxMode } from '../src/exec/sandbox/types.js';
 
 /** What the sandbox tests share: one-line problems, the host-side bait that attacks aim at, and a process probe. */
@@ -116,3 +117,18 @@ export async function runBatch(mode: SandboxMode, problems: Problem[] | ProblemS
 
 /** A row's verdict and why, for assertion messages. */
 export const why = (row: ExecRow | undefined) => (row ? `${row.status}${row.note ? ` (${row.note})` : ''}\n${row.stderr.slice(-600)}` : 'no row');
+
+/** A pyodide test's time limit: a fresh interpreter per job costs ~0.5 s, and a batch of attacks holds dozens. */
+export const PYODIDE_LONG_MS = 240_000;
+
+/** Why the pyodide tests cannot run here (the optional package is missing, said once), or '' when they can. */
+export function pyodideSkipReason(): string {
+  try {
+    pyodidePackage();
+    return '';
+  } catch (e) {
+    const reason = (e as Error).message;
+    console.warn(`exec-pyodide: skipped: ${reason}`);
+    return reason;
+  }
+}

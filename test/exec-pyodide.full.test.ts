@@ -1,23 +1,16 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readBenchmark } from '../src/exec/benchmarks/bundled.js';
-import { pyodidePackage } from '../src/exec/sandbox/pyodide/package.js';
 import { PY_AFTER, PY_CORRECT, PY_DOUBLE, PY_FORGERS, PY_NEIGHBOURS, PY_RESOURCES } from './exec-attacks.js';
-import { hostBait, runBatch, why } from './exec-fixtures.js';
+import { hostBait, PYODIDE_LONG_MS, pyodideSkipReason, runBatch, why } from './exec-fixtures.js';
 
 /**
  * The attacks of test/exec-pyodide.test.ts (`npm run test:full`: a fresh interpreter per candidate job costs ~0.5 s,
  * and there are some sixty): forgers, routes to the host (files, the FFI, the network), neighbours, resources and
  * timeouts. Real attacks against a file, a folder and a 127.0.0.1 server this test makes; each must fail safe.
  */
-let skipReason = '';
-try {
-  pyodidePackage();
-} catch (e) {
-  skipReason = (e as Error).message;
-}
-if (skipReason) console.warn(`exec-pyodide: skipped: ${skipReason}`);
-const LONG = 240_000;
+const skipReason = pyodideSkipReason();
+const LONG = PYODIDE_LONG_MS;
 
 describe.skipIf(!!skipReason)('sandbox (pyodide): attacks', () => {
   const { secret, planted, target, port, connections } = hostBait('codegauge-pyodide-test-');

@@ -9,7 +9,7 @@ import { pyodideRunnerFor } from '../src/exec/runners/pyodide.js';
 import { resolveSandboxMode } from '../src/exec/sandbox/mode.js';
 import { pyodidePackage } from '../src/exec/sandbox/pyodide/package.js';
 import { pyodideNodeFlags } from '../src/exec/sandbox/pyodide/pool.js';
-import { hostBait } from './exec-fixtures.js';
+import { hostBait, PYODIDE_LONG_MS, pyodideSkipReason } from './exec-fixtures.js';
 import { cli } from './helpers.js';
 
 /**
@@ -17,14 +17,8 @@ import { cli } from './helpers.js';
  * (from a memory snapshot) and the tests in another. Real attacks against a file, a folder and a 127.0.0.1 server this
  * test makes; each must fail safe. The attacks run in a few batches (a fresh child costs ~0.5 s).
  */
-let skipReason = '';
-try {
-  pyodidePackage();
-} catch (e) {
-  skipReason = (e as Error).message;
-}
-if (skipReason) console.warn(`exec-pyodide: skipped: ${skipReason}`);
-const LONG = 240_000;
+const skipReason = pyodideSkipReason();
+const LONG = PYODIDE_LONG_MS;
 
 describe('sandbox (pyodide): the optional package', () => {
   it('missing, it is one usage error naming the npm install to run', () => {
