@@ -37,6 +37,7 @@ describe('reading MBPP and EvalPlus files as published', () => {
       // MBPP+ v0.2.0 writes "no plus inputs" as {} (Mbpp/793)
       ['Mbpp/9008', '9008', 2, 0],
       ['Mbpp/737', '737', 2, 1],
+      ['HumanEval/9009', '9009', 1, 1],
     ]);
     // EvalPlus' caps on a sample's runs, not --timeout's default of 3 s
     expect(set.problems[0].timeoutMs).toBe(180_000);
@@ -87,6 +88,8 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
       { name: 'match', task_id: 'Mbpp/737', completion: 'import re\ndef check_str(s):\n    return re.match("[aeiouAEIOU]", s)\n' },
       { name: 'bool', task_id: 'Mbpp/737', completion: 'def check_str(s):\n    return s[:1].lower() in "aeiou"\n' },
       { name: 'bool-wrong', task_id: 'Mbpp/737', completion: 'def check_str(s):\n    return True\n' },
+      // a right answer larger than a reply can be (700,000 floats): the task runs in one process, as the reference decides
+      { name: 'halves', task_id: 'HumanEval/9009', completion: '    return [1 / 2 for _ in range(n)]\n' },
     ], { timeoutMs: 3_000 });
     expect(rows.add.status, why(rows.add)).toBe('passed');
     expect(rows['add-float'].status).toBe('failed');
@@ -103,5 +106,9 @@ describe.skipIf(!bwrapAvailable())('judged as their harnesses judge them (bwrap)
     expect(rows.match.status, why(rows.match)).toBe('passed');
     expect(rows.bool.status, why(rows.bool)).toBe('passed');
     expect(rows['bool-wrong'].status).toBe('failed');
+    expect(rows.halves.status, why(rows.halves)).toBe('passed');
+    expect(rows.halves.isolation).toBe('in-process');
+    expect(rows.halves.fallback).toMatch(/input 2: the right answer is larger than a reply across the boundary can be/);
+    expect(rows.pile.isolation).toBe('boundary');
   }, 120_000);
 });

@@ -108,6 +108,33 @@ def decode(e, depth=0):
         raise NotPlain('malformed value (%s)' % type(x).__name__)
     raise NotPlain('malformed value')
 
+# what a reply may take of the relay's 16 MiB line (DATA_LINE_CAP), with slack for the estimate below
+_REPLY_BUDGET = 15000000
+
+def _encoded_size(x, budget):
+    # about the bytes encode() and dumps() make of x (an upper bound for numbers), without building them: counting
+    # stops past budget, so a value of millions of items costs no memory
+    todo, size = [x], 0
+    while todo and size <= budget:
+        v = todo.pop()
+        t = type(v)
+        if t is str:
+            size += len(v) + 3 if v.isascii() else 6 * len(v) + 3
+        elif t is int:
+            size += v.bit_length() // 3 + 3
+        elif t is float:
+            size += 26
+        elif t in (list, tuple, set, frozenset):
+            size += 8 + len(v)
+            todo.extend(v)
+        elif t is dict:
+            size += 8 + 2 * len(v)
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        else:
+            size += 64
+    return size
+
 def dumps(obj, _dumps=_json.dumps):
     # bound at definition: a program that replaces json.dumps for its own ends does not break its replies
     return _dumps(obj, ensure_ascii=True, allow_nan=False, separators=(',', ':'))
@@ -335,6 +362,10 @@ class _Globals(dict):
         self[name] = remote
         return remote
 
+def _must_cross(value, why):
+    if _encoded_size(value, _REPLY_BUDGET) > _REPLY_BUDGET:
+        raise Unsupported(why)
+
 def harness(job, data_fd, report):
     """Runs the tests against the candidate across the boundary and reports: passed, failed (an assertion, or a
     value that is not plain), error (an exception of the tests or the candidate), gone, or unsupported."""
@@ -346,9 +377,9 @@ def harness(job, data_fd, report):
     # the CPU seconds the candidate's process spent in the last call (as it measured them: a program can only make
     # itself look faster to a test that limits per-call time, never make a wrong value right)
     ns['__codegauge_call_cpu__'] = lambda: channel.last_cpu
-    # tests that find, from the problem's own data, that it cannot cross (a reference's answer larger than the relay
-    # carries) ask for one process with this; never the candidate, who cannot reach it
-    ns['__codegauge_unsupported__'] = Unsupported
+    # tests that find, from the problem's own data, that it cannot cross (a reference's answer larger than a reply can
+    # be) ask for one process with this; never the candidate, who cannot reach it
+    ns['__codegauge_must_cross__'] = _must_cross
     entry = job.get('entry')
     try:
         _run_prompt(job['prompt'], ns)
