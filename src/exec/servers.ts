@@ -13,7 +13,8 @@ import { DEFAULT_DISK_MB, DEFAULT_OUTPUT_BYTES } from './sandbox/types.js';
 /**
  * The servers Python, JavaScript and TypeScript samples run on: per worker slot, a candidate server and a harness
  * server of each family, each in its own sandbox with its own uid. In bwrap they stay warm (a fresh child or Worker
- * per job, cleaned after it); in process mode, where no pid namespace keeps a job's leftovers in, each server runs
+ * per candidate job, cleaned after it; Python's tests run in their server itself, the role passed as its last
+ * argument); in process mode, where no pid namespace keeps a job's leftovers in, each server runs
  * one job (`cold`), and everything its uid still runs is killed after it.
  */
 export interface ServerSettings {
@@ -85,7 +86,7 @@ export class Servers {
       this.sandbox.mount(python);
       const { root, workDir } = this.root(slot, role);
       const isolated = this.sandbox.mode === 'bwrap';
-      const argv = [python, '-I', '-B', '-c', PYTHON_BOUNDARY + '\n' + PYTHON_FORK_SERVER, isolated ? 'ns' : 'host', this.sandbox.uidOf(slot, role) !== undefined ? 'uid' : 'shared', root, isolated ? IO_ROOT : root];
+      const argv = [python, '-I', '-B', '-c', PYTHON_BOUNDARY + '\n' + PYTHON_FORK_SERVER, isolated ? 'ns' : 'host', this.sandbox.uidOf(slot, role) !== undefined ? 'uid' : 'shared', root, isolated ? IO_ROOT : root, role];
       const command = this.sandbox.serverCommandLine({ argv, slot, role, workDir, limits: this.serverLimits(settings, 'none', 0) });
       return this.own(new JobServer(`Python ${role} server`, command, isolated), workDir);
     });

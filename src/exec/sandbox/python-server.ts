@@ -6,7 +6,11 @@
  * (same uid) can neither trace it nor read its memory. Each child sets its own limits (address space, CPU time,
  * file size, open files); its stdout and stderr go to files of its job folder, which the server returns capped.
  * Job kinds `serve` and `harness` come from the boundary code placed before this script. Arguments: `ns` when alone
- * in a pid namespace, `uid` when its uid is its own, and the folder for job folders.
+ * in a pid namespace, `uid` when its uid is its own, the folder for job folders, the folder for jobs' output, and the
+ * role. A harness server runs the tests in itself, job after job, without a fork: they are the benchmark's code, and
+ * take only plain values from a candidate (as pyodide's harness does); what a job could leave behind is put back
+ * (the random generator is seeded afresh, as after a fork) or makes the server replace itself (its limits, recursion limit, built-ins, folder,
+ * threads changed).
  */
 export const PYTHON_FORK_SERVER = String.raw`# ---- the fork server: a pristine interpreter that runs each job in a forked child and cleans up after it
 import base64, io, json, os, resource, signal, sys, time, traceback
@@ -18,9 +22,12 @@ ROOT = sys.argv[3]                   # where job folders are made (/tmp in bwrap
 # where a job's stdout and stderr go: a file system of their own in bwrap, so that a program that fills /tmp does
 # not lose what it printed
 IO_ROOT = sys.argv[4] if len(sys.argv) > 4 else ROOT
+# the tests' server runs harness jobs in itself (see run_inline)
+INLINE_HARNESS = len(sys.argv) > 5 and sys.argv[5] == 'harness'
 
-# Loaded once here, so that each child starts with them (copy-on-write); a child's changes stay in the child.
-for _name in ('typing', 'math', 're', 'collections', 'itertools', 'functools', 'heapq', 'bisect', 'string', 'random', 'copy', 'operator', 'ctypes'):
+# Loaded once here, so that each child starts with them (copy-on-write); a child's changes stay in the child. ast is
+# what a traceback imports to place its carets: without it every failing sample's child paid ~6 ms to import it.
+for _name in ('typing', 'math', 're', 'collections', 'itertools', 'functools', 'heapq', 'bisect', 'string', 'random', 'copy', 'operator', 'ctypes', 'ast'):
     try:
         __import__(_name)
     except Exception:
@@ -230,29 +237,48 @@ def exit_code(e):
         pass
     return 1
 
-def child(job, path, result_w):
-    os.chdir(path)
+def close_all_but(keep):
+    low = 3
+    for fd in sorted(k for k in keep if k >= 3) + [1 << 20]:
+        if fd > low:
+            os.closerange(low, fd)
+        low = fd + 1
+
+def read_job(job_r):
+    data = b''
+    while True:
+        chunk = os.read(job_r, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    os.close(job_r)
+    return json.loads(data) if data else None
+
+def child(job_r, result_w):
+    """A job's process, forked before its job came (prefork): it sets up what does not depend on the job, then waits
+    for the job on job_r; a server that goes away first closes the pipe, and the child ends."""
     os.setpgid(0, 0)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     # Python ignores SIGXFSZ: a program past its file size limit (its stdout's is the output cap) is stopped, as a
     # process of its own would be, rather than raising an error the tests might take for their own
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-    stdin = os.open('stdin.txt' if 'stdin.txt' in job['files'] else '/dev/null', os.O_RDONLY)
+    # nothing of the server's (its control channel) reaches a job
+    close_all_but({job_r, result_w, DATA})
+    job = read_job(job_r)
+    if job is None:
+        os._exit(0)
+    path = job['path']
+    os.chdir(path)
+    stdin = os.open('stdin.txt' if job['stdin'] else '/dev/null', os.O_RDONLY)
     os.dup2(stdin, 0)
     os.close(stdin)
     for fd, name in ((1, '.stdout'), (2, '.stderr')):
         f = os.open(os.path.join(IO_ROOT, os.path.basename(path), name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(f, fd)
         os.close(f)
-    keep = {0, 1, 2, result_w}
-    if job['kind'] in ('serve', 'harness'):
-        keep.add(DATA)
-    low = 3
-    for fd in sorted(k for k in keep if k >= 3) + [1 << 20]:
-        if fd > low:
-            os.closerange(low, fd)
-        low = fd + 1
+    if job['kind'] not in ('serve', 'harness'):
+        os.close(DATA)
     lim = job['limits']
     for name, value in (('RLIMIT_AS', lim.get('memory')), ('RLIMIT_CPU', lim.get('cpu')), ('RLIMIT_FSIZE', lim.get('fsize')), ('RLIMIT_NOFILE', lim.get('nofile')), ('RLIMIT_CORE', 0)):
         if value is not None and hasattr(resource, name):
@@ -297,10 +323,15 @@ class Deadline(Exception):
 
 current = {'pid': 0, 'deadline': 0.0, 'timed_out': False}
 
+class HarnessDeadline(BaseException):
+    """Raised in tests that run in this server (run_inline) when their time is up."""
+
 def on_alarm(signum, frame):
     # a SIGALRM a job sent this server (same uid) early is ignored: only the real deadline kills
     if current['pid'] and time.monotonic() >= current['deadline'] - 0.005:
         current['timed_out'] = True
+        if current['pid'] == -1:
+            raise HarnessDeadline()
         try:
             os.kill(current['pid'], signal.SIGKILL)
         except OSError:
@@ -308,22 +339,40 @@ def on_alarm(signum, frame):
 
 signal.signal(signal.SIGALRM, on_alarm)
 
-def run_job(job):
-    path = make_job_dir(job)
+def prefork():
+    """The next job's child, forked from the clean server before its job comes: the fork and the child's start-up
+    then overlap the host's work between jobs instead of adding to each job's time."""
+    job_r, job_w = os.pipe()
     result_r, result_w = os.pipe()
-    started = time.monotonic()
-    timeout = job['timeout_ms'] / 1000.0
-    current.update(pid=0, deadline=started + timeout, timed_out=False)
     pid = os.fork()
     if pid == 0:
         try:
+            os.close(job_w)
             os.close(result_r)
-            child(job, path, result_w)
+            child(job_r, result_w)
         finally:
             os._exit(125)
+    os.close(job_r)
     os.close(result_w)
-    current['pid'] = pid
+    return pid, job_w, result_r
+
+NEXT = []
+
+def run_job(job):
+    pid, job_w, result_r = NEXT.pop() if NEXT else prefork()
+    path = make_job_dir(job)
+    # what the child needs (the files are in its folder already)
+    payload = {k: v for k, v in job.items() if k not in ('files', 'code')}
+    payload.update(path=path, stdin='stdin.txt' in job['files'])
+    started = time.monotonic()
+    timeout = job['timeout_ms'] / 1000.0
+    current.update(pid=pid, deadline=started + timeout, timed_out=False)
     signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        write_all(job_w, json.dumps(payload).encode('utf-8'))
+    except OSError:
+        pass  # the child is gone: its status says how
+    os.close(job_w)
     _, status, usage = os.wait4(pid, 0)
     signal.setitimer(signal.ITIMER_REAL, 0)
     current['pid'] = 0
@@ -359,6 +408,87 @@ def run_job(job):
     }
     return reply
 
+class _CappedSink(io.RawIOBase):
+    """What the tests print, kept up to cap bytes (the head, or with tail=True the end); the rest is counted only."""
+    def __init__(self, cap, tail=False):
+        self.cap, self.tail, self.data, self.size = cap, tail, bytearray(), 0
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        n = len(b)
+        self.size += n
+        if self.tail:
+            self.data += bytes(b[-self.cap:])
+            del self.data[:-self.cap]
+        elif len(self.data) < self.cap:
+            self.data += bytes(b[:self.cap - len(self.data)])
+        return n
+
+def harness_state():
+    """What tests could change of this server and nobody puts back: a change makes the server replace itself."""
+    import builtins, threading
+    return (integrity(), sys.getrecursionlimit(), getattr(sys, 'get_int_max_str_digits', lambda: 0)(), os.getcwd(),
+            threading.active_count(), sorted(builtins.__dict__), [id(v) for _, v in sorted(builtins.__dict__.items())])
+
+def run_inline(job):
+    """A harness job in this process: the tests with fresh globals, their output captured, their time bounded by
+    the deadline (an exception raised into them), their memory by this server's address-space limit."""
+    memory = job['limits'].get('memory')
+    if memory is not None and current.get('memory') != memory:
+        # this server's own size comes on top of what the tests may take
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = memory + (64 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+        current['memory'] = memory
+        current['state'] = harness_state()
+    before = current['state']
+    # a fresh seed, as a forked child gets one (random reseeds itself after a fork)
+    random = sys.modules.get('random')
+    if random is not None:
+        random.seed()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    out, err = _CappedSink(job['limits'].get('output', 1 << 20)), _CappedSink(64 * 1024, tail=True)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding='utf-8')
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(out), encoding='utf-8', errors='backslashreplace')
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(err), encoding='utf-8', errors='backslashreplace', line_buffering=True)
+    results = []
+    started, cpu0 = time.monotonic(), time.thread_time()
+    timeout = job['timeout_ms'] / 1000.0
+    current.update(pid=-1, deadline=started + timeout, timed_out=False)
+    memory_error = False
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            harness(job, DATA, results.append)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            current['pid'] = 0
+    except HarnessDeadline:
+        pass
+    except MemoryError:
+        memory_error = True
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    sys.stdin, sys.stdout, sys.stderr = saved
+    ms, cpu = (time.monotonic() - started) * 1000, (time.thread_time() - cpu0) * 1000
+    timed_out = current['timed_out']
+    result = None if timed_out or not results else results[0]
+    if memory_error or (result or {}).get('result') == 'memory':
+        result = {'result': 'memory'}
+    return {
+        'id': job['id'], 'exit': 0, 'signal': None, 'ms': ms, 'cpu': cpu, 'timed_out': timed_out,
+        'stdout': base64.b64encode(bytes(out.data)).decode('ascii'), 'stdout_size': out.size,
+        'stderr': base64.b64encode(bytes(err.data)).decode('ascii'),
+        'result': result,
+        # after a memory error or a timeout the interpreter may hold what the tests left: a fresh server
+        'dirty': memory_error or timed_out or result == {'result': 'memory'} or harness_state() != before,
+    }
+
 def write_all(fd, data):
     while data:
         n = os.write(fd, data)
@@ -373,16 +503,21 @@ def main():
         sys.exit(70)
     control = os.fdopen(CONTROL, 'rb', buffering=0)
     reader = io.BufferedReader(control)
+    if not INLINE_HARNESS:
+        NEXT.append(prefork())
     write_all(CONTROL, b'{"ready":1}\n')
+    current['state'] = harness_state()
     for line in reader:
         job = json.loads(line)
         try:
-            reply = run_job(job)
+            reply = run_inline(job) if INLINE_HARNESS and job.get('kind') == 'harness' else run_job(job)
         except Exception as e:
             reply = {'id': job.get('id'), 'lost': '%s: %s' % (type(e).__name__, e), 'dirty': True}
         write_all(CONTROL, (json.dumps(reply) + '\n').encode('ascii'))
         if reply.get('dirty'):
             break
+        if not INLINE_HARNESS and not NEXT:
+            NEXT.append(prefork())
 
 main()
 `;
