@@ -68,8 +68,8 @@ export const PY_NEIGHBOURS: NamedSample[] = [
 export const PY_PROCESS_NEIGHBOURS: NamedSample[] = [
   py('leave-process', "    import os, time\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(60)\n        os._exit(0)\n    return 2 * x\n"),
   py('probe-process', "    import os\n    mine = {os.getpid(), os.getppid(), 1}\n    others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in mine]\n    return x if others else 2 * x\n"),
-  py('sysv-shm', "    import ctypes\n    libc = ctypes.CDLL(None)\n    libc.shmget(0x4347, 4096, 0o1666)\n    libc.msgget(0x4348, 0o1666)\n    return 2 * x\n"),
-  py('probe-sysv', "    import ctypes\n    libc = ctypes.CDLL(None)\n    return x if libc.shmget(0x4347, 0, 0) >= 0 or libc.msgget(0x4348, 0) >= 0 else 2 * x\n"),
+  py('sysv-shm', "    import ctypes\n    libc = ctypes.CDLL(None)\n    libc.shmget(0x4347, 4096, 0o1666)\n    libc.msgget(0x4348, 0o1666)\n    libc.semget(0x4349, 1, 0o1666)\n    return 2 * x\n"),
+  py('probe-sysv', "    import ctypes\n    libc = ctypes.CDLL(None)\n    return x if libc.shmget(0x4347, 0, 0) >= 0 or libc.msgget(0x4348, 0) >= 0 or libc.semget(0x4349, 0, 0) >= 0 else 2 * x\n"),
   py('posix-mq', "    import ctypes, os\n    rt = ctypes.CDLL('librt.so.1')\n    rt.mq_open(b'/cgleak', os.O_CREAT | os.O_RDWR, 0o600, None)\n    return 2 * x\n"),
   py('probe-mq', "    import ctypes, os\n    rt = ctypes.CDLL('librt.so.1')\n    return x if rt.mq_open(b'/cgleak', os.O_RDWR) >= 0 else 2 * x\n"),
   py('renice-server', "    import os, resource\n    for pid in (os.getppid(),):\n        try:\n            os.setpriority(os.PRIO_PROCESS, pid, 19)\n        except OSError:\n            pass\n        try:\n            resource.prlimit(pid, resource.RLIMIT_NOFILE, (8, 8))\n        except (OSError, ValueError):\n            pass\n    return 2 * x\n"),

@@ -385,7 +385,7 @@ def harness(job, data_fd, report):
         _run_prompt(job['prompt'], ns)
         for name in job.get('names', []):
             ns[name] = Remote(name, channel)
-        exec(compile(job['tests'], 'tests.py', 'exec'), ns)
+        exec(_compiled(job['tests'], 'tests.py'), ns)
         if job.get('call_check') and entry:
             ns['check'](ns[entry])
         report({'result': 'passed'})
@@ -404,6 +404,19 @@ def harness(job, data_fd, report):
         sys.stderr.write(_tests_traceback(e))
         report({'result': 'error', 'error': _last_line(e), 'candidate': bool(getattr(e, '__codegauge_candidate__', False))})
 
+_CODE = {}
+
+def _compiled(source, filename):
+    # a harness that runs job after job compiles each problem's prompt and tests once (code objects are immutable);
+    # the cache is emptied past 512 entries
+    key = (source, filename)
+    code = _CODE.get(key)
+    if code is None:
+        if len(_CODE) >= 512:
+            _CODE.clear()
+        code = _CODE[key] = compile(source, filename, 'exec')
+    return code
+
 def _run_prompt(prompt, ns):
     # the problem's own code first (helpers the tests call, such as poly): as it is, or with its last function given
     # a body (a prompt that ends at its signature); a prompt that does not run either way is left out, and names
@@ -414,7 +427,7 @@ def _run_prompt(prompt, ns):
         if source is None:
             continue
         try:
-            code = compile(source, 'prompt.py', 'exec')
+            code = _compiled(source, 'prompt.py')
         except (SyntaxError, ValueError):
             continue
         try:
