@@ -385,6 +385,14 @@ def prefork():
 
 NEXT = []
 
+def prefork_next():
+    # a fork that fails now (the uid's process limit still held by a reaped job's last processes) is tried again
+    # when the job comes
+    try:
+        NEXT.append(prefork())
+    except OSError:
+        pass
+
 def run_job(job):
     pid, job_w, result_r = NEXT.pop() if NEXT else prefork()
     path = make_job_dir(job)
@@ -531,7 +539,7 @@ def main():
     control = os.fdopen(CONTROL, 'rb', buffering=0)
     reader = io.BufferedReader(control)
     if not INLINE_HARNESS:
-        NEXT.append(prefork())
+        prefork_next()
     write_all(CONTROL, b'{"ready":1}\n')
     current['state'] = harness_state()
     for line in reader:
@@ -544,7 +552,7 @@ def main():
         if reply.get('dirty'):
             break
         if not INLINE_HARNESS and not NEXT:
-            NEXT.append(prefork())
+            prefork_next()
 
 main()
 `;
