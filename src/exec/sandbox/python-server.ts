@@ -1,16 +1,17 @@
 /**
- * The Python fork server: one pristine interpreter per slot and role inside the sandbox, which forks a child per job
- * (a program, a candidate serving calls, or the tests' harness) and, after each, kills everything else the job
- * started, removes its System V objects, message queues, keyrings and files, and checks that nothing of the server
- * itself was changed (priority, CPU affinity, limits); a server that was is replaced. It is not dumpable, so a job
- * (same uid) can neither trace it nor read its memory. Each child sets its own limits (address space, CPU time,
- * file size, open files); its stdout and stderr go to files of its job folder, which the server returns capped.
+ * The Python fork server: one pristine interpreter per slot and role inside the sandbox. The candidate's server forks
+ * a child per job (a program, or a candidate serving calls), ahead of the job so that the fork and the child's set-up
+ * overlap the host's work, and after each job kills everything else the job started, removes its System V objects,
+ * message queues, keyrings and files, and checks that nothing of the server itself was changed (priority, CPU
+ * affinity, limits); a server that was is replaced. It is not dumpable, so a job (same uid) can neither trace it nor
+ * read its memory. Each child sets its own limits (address space, CPU time, file size, open files); its stdout and
+ * stderr go to files of its job folder, which the server returns capped. The tests' server runs harness jobs in
+ * itself, without a fork: they are the benchmark's code and take only plain values from a candidate (as pyodide's
+ * harness does); the random generator is seeded afresh for each, as after a fork, and a timeout, a memory error or a
+ * change to the interpreter (limits, recursion limit, built-ins, folder, threads) makes the server replace itself.
  * Job kinds `serve` and `harness` come from the boundary code placed before this script. Arguments: `ns` when alone
  * in a pid namespace, `uid` when its uid is its own, the folder for job folders, the folder for jobs' output, and the
- * role. A harness server runs the tests in itself, job after job, without a fork: they are the benchmark's code, and
- * take only plain values from a candidate (as pyodide's harness does); what a job could leave behind is put back
- * (the random generator is seeded afresh, as after a fork) or makes the server replace itself (its limits, recursion limit, built-ins, folder,
- * threads changed).
+ * role.
  */
 export const PYTHON_FORK_SERVER = String.raw`# ---- the fork server: a pristine interpreter that runs each job in a forked child and cleans up after it
 import base64, io, json, os, resource, signal, sys, time, traceback
