@@ -346,9 +346,6 @@ def child(job_r, result_w):
         pass
     os._exit(code)
 
-class Deadline(Exception):
-    pass
-
 current = {'pid': 0, 'deadline': 0.0, 'timed_out': False}
 
 class HarnessDeadline(BaseException):
@@ -466,7 +463,7 @@ def harness_state():
     """What tests could change of this server and nobody puts back: a change makes the server replace itself."""
     import builtins, threading
     return (integrity(), sys.getrecursionlimit(), getattr(sys, 'get_int_max_str_digits', lambda: 0)(), os.getcwd(),
-            threading.active_count(), sorted(builtins.__dict__), [id(v) for _, v in sorted(builtins.__dict__.items())])
+            threading.active_count(), sorted((name, id(value)) for name, value in builtins.__dict__.items()))
 
 def run_inline(job):
     """A harness job in this process: the tests with fresh globals, their output captured, their time bounded by
@@ -492,6 +489,7 @@ def run_inline(job):
     results = []
     started, cpu0 = time.monotonic(), time.thread_time()
     timeout = job['timeout_ms'] / 1000.0
+    # pid -1: the job is this process (on_alarm raises into the tests instead of killing a child)
     current.update(pid=-1, deadline=started + timeout, timed_out=False)
     memory_error = False
     try:
@@ -514,7 +512,8 @@ def run_inline(job):
     ms, cpu = (time.monotonic() - started) * 1000, (time.thread_time() - cpu0) * 1000
     timed_out = current['timed_out']
     result = None if timed_out or not results else results[0]
-    if memory_error or (result or {}).get('result') == 'memory':
+    out_of_memory = memory_error or (result or {}).get('result') == 'memory'
+    if out_of_memory:
         result = {'result': 'memory'}
     return {
         'id': job['id'], 'exit': 0, 'signal': None, 'ms': ms, 'cpu': cpu, 'timed_out': timed_out,
@@ -522,7 +521,7 @@ def run_inline(job):
         'stderr': base64.b64encode(bytes(err.data)).decode('ascii'),
         'result': result,
         # after a memory error or a timeout the interpreter may hold what the tests left: a fresh server
-        'dirty': memory_error or timed_out or result == {'result': 'memory'} or harness_state() != before,
+        'dirty': out_of_memory or timed_out or harness_state() != before,
     }
 
 def write_all(fd, data):
@@ -542,7 +541,8 @@ def main():
     if not INLINE_HARNESS:
         prefork_next()
     write_all(CONTROL, b'{"ready":1}\n')
-    current['state'] = harness_state()
+    if INLINE_HARNESS:
+        current['state'] = harness_state()
     for line in reader:
         job = json.loads(line)
         try:
