@@ -92,7 +92,8 @@ _CG_ATOL = ${atol === 0 ? '0.0' : String(atol)}
 # so that a busy machine does not turn a pass into a timeout
 _CG_MIN_LIMIT = ${EVALPLUS_MIN_LIMIT_S.toFixed(1)}
 _CG_LIMIT_FACTOR = ${EVALPLUS_LIMIT_FACTOR.toFixed(1)}
-_CG_INPUTS = _cg_json.loads(${py(baseText)}) + _cg_json.loads(${py(plusText)})
+_CG_BASE_INPUTS = _cg_json.loads(${py(baseText)})
+_CG_INPUTS = _CG_BASE_INPUTS + _cg_json.loads(${py(plusText)})
 _CG_REFERENCE = ${py(reference)}
 
 _CG_MBPP = _CG_TASK.startswith('Mbpp/')
@@ -244,7 +245,6 @@ def check(candidate):
     reference = reference_ns[_CG_ENTRY]
     # across the boundary the candidate's process measures its own CPU seconds per call; in one process, this one does
     call_cpu = globals().get('__codegauge_call_cpu__')
-    bases = len(_cg_json.loads(${py(baseText)}))
     for i, raw in enumerate(_CG_INPUTS):
         args = _cg_deserialize(raw)
         given = _cg_copy.deepcopy(args)
@@ -257,7 +257,7 @@ def check(candidate):
         started = _cg_time.process_time()
         out = candidate(*given)
         spent = call_cpu() if call_cpu is not None else _cg_time.process_time() - started
-        where = 'input %d of %d (%s)' % (i + 1, len(_CG_INPUTS), 'base' if i < bases else 'plus')
+        where = 'input %d of %d (%s)' % (i + 1, len(_CG_INPUTS), 'base' if i < len(_CG_BASE_INPUTS) else 'plus')
         assert spent <= limit, "%s: took %.2f s of CPU, over EvalPlus' limit of %.2f s (4 s, or 4x the reference's time)" % (where, spent, limit)
         assert _cg_same(out, exp, args, reference_ns), '%s: expected %r, got %r' % (where, exp, out)
 `;
